@@ -1,0 +1,400 @@
+// Clairvoyant reduce, improved version (seed section 5).  Same rules and
+// output as clairvoyant_linear.cpp (see clairvoyant.h); what differs is how
+// each round is computed.
+//
+// Works as follows.  Terms used by the variable names:
+//   hold      one bit per (process, segment): 1 = holds it (A or P), 0 = sent
+//             it (E) or received it in this round (P'; the segment index is
+//             kept in `fresh`, seed 4.2 and 5.3).  `count` = segments held,
+//             P' included; a non-root with count 0 is done.
+//   K         availability in whole rounds (clairvoyant.h, "Exact
+//             arithmetic"); the fractional part never changes.
+//   awaiting  processes not active yet, by arrival (seed 5.2: queue A).
+//   G         this round's group in availability order.  The survivors of
+//             the previous G keep their order (all advanced by one round) and
+//             are merged with the head of `awaiting` (seed 5.2).
+//   index     a member's leaf in the segment tree: its position in the order
+//             by fractional arrival time, plus P when its availability is
+//             one round later than the head's (doubled index space, seed
+//             5.4.3).  Leaf order is then availability order.
+//   tree      segment tree over m >= 2P leaves, stored word-major: word w of
+//             node n is tree[w * 2m + n]; root at node 1, leaf x at node m+x.
+//             A leaf holds the `hold` bits of a free (not yet sent in this
+//             round) member other than the sink; zero otherwise.  An inner
+//             node is the OR of its children.
+//   sink      kept out of the tree and checked by hand before the tree: this
+//             puts it at the front of G as the rules require (the seed's
+//             pseudo-root, 5.6).
+//   stale     the leaf lost a bit to P' and must be rewritten next round.
+// Finding a peer for a receiver i (seed 5.4.1-5.4.2): OR the siblings along
+// i's leaf-to-root path (all free members but i), AND with i's bits, take the
+// lowest set bit: that is the segment; descend from the root to the leftmost
+// leaf having it, skipping i's own leaf.
+#include "algorithms/clairvoyant.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+namespace papshim {
+namespace detail {
+
+ClairvoyantClock clairvoyant_clock(const ScheduleParams& params) {
+  const int P = params.nprocs;
+  if (P < 1 || params.arrival.size() != static_cast<std::size_t>(P))
+    throw std::invalid_argument("clairvoyant: arrival vector size must equal nprocs");
+  if (params.root < 0 || params.root >= P) throw std::invalid_argument("clairvoyant: bad root");
+  if (params.nseg < 1) throw std::invalid_argument("clairvoyant: nseg must be >= 1");
+  if (!(params.tau > 0) || !std::isfinite(params.tau))
+    throw std::invalid_argument("clairvoyant: round length must be positive and finite");
+  for (double a : params.arrival)
+    if (!std::isfinite(a)) throw std::invalid_argument("clairvoyant: arrival time not finite");
+
+  // Arrival relative to the earliest one, in rounds: whole part K and
+  // fraction f.  Beyond 2^60 rounds everything counts as "at 2^60".
+  const double first = *std::min_element(params.arrival.begin(), params.arrival.end());
+  const double cap = std::ldexp(1.0, 60);
+  ClairvoyantClock clk;
+  std::vector<double> frac(static_cast<std::size_t>(P));
+  clk.whole.resize(static_cast<std::size_t>(P));
+  for (int p = 0; p < P; ++p) {
+    double t = (params.arrival[p] - first) / params.tau;
+    if (!(t < cap)) t = cap;
+    const double whole = std::floor(t);
+    clk.whole[p] = static_cast<std::int64_t>(whole);
+    frac[p] = t - whole;
+  }
+
+  // Order by (f, rank): position and dense class of equal fractions.
+  std::vector<int> by_frac(static_cast<std::size_t>(P));
+  std::iota(by_frac.begin(), by_frac.end(), 0);
+  std::sort(by_frac.begin(), by_frac.end(), [&](int p, int q) {
+    return frac[p] != frac[q] ? frac[p] < frac[q] : p < q;
+  });
+  clk.frac_pos.resize(static_cast<std::size_t>(P));
+  clk.frac_class.resize(static_cast<std::size_t>(P));
+  for (int k = 0, cls = 0; k < P; ++k) {
+    if (k > 0 && frac[by_frac[k]] != frac[by_frac[k - 1]]) ++cls;
+    clk.frac_pos[by_frac[k]] = k;
+    clk.frac_class[by_frac[k]] = cls;
+  }
+
+  clk.by_arrival = by_frac;
+  std::stable_sort(clk.by_arrival.begin(), clk.by_arrival.end(),
+                   [&](int p, int q) { return clk.whole[p] < clk.whole[q]; });
+  return clk;
+}
+
+}  // namespace detail
+
+namespace {
+
+using Word = std::uint64_t;
+constexpr int kWordBits = 64;
+
+int lowest_bit(Word x) { return __builtin_ctzll(x); }
+
+class Generator {
+ public:
+  explicit Generator(const ScheduleParams& params);
+  Schedule run();
+
+ private:
+  bool earlier(int p, int q) const {
+    return K_[p] != K_[q] ? K_[p] < K_[q] : clk_.frac_pos[p] < clk_.frac_pos[q];
+  }
+  bool within(int q, int h) const {  // K_q*d + f_q <= (K_h + 1)*d + f_h
+    return K_[q] != K_[h] + 1 ? K_[q] < K_[h] + 1 : clk_.frac_class[q] <= clk_.frac_class[h];
+  }
+  Word* bits(int p) { return &hold_[static_cast<std::size_t>(p) * W_]; }
+  Word* tree_word(int w) { return &tree_[static_cast<std::size_t>(w) * 2 * m_]; }
+
+  void merge_group();
+  void sync_tree();
+  void fix_ancestors();
+  int leftmost(int seg, int skip) ;
+  void match(int i);
+  void transfer(int z, int i, int seg);
+  void clear_leaf(int p);
+  void clear_leaf_bit(int leaf, int seg);
+  void finish_round();
+
+  const detail::ClairvoyantClock clk_;
+  const int P_, N_, W_, root_;
+  int m_ = 1;
+  std::vector<std::int64_t> K_;
+  std::vector<Word> hold_, tree_;
+  std::vector<int> count_, fresh_, leaf_of_, proc_at_;
+  std::vector<char> stale_;
+  std::vector<int> group_, prev_group_, survivors_;
+  std::size_t next_awaiting_ = 0;  // index into clk_.by_arrival
+  std::vector<int> in_group_, node_mark_, dirty_, parents_;
+  int group_stamp_ = 0, node_stamp_ = 0;
+  int sink_ = -1, round_ = 0, remaining_ = 0;
+  bool sink_free_ = false;
+  Schedule out_;
+};
+
+Generator::Generator(const ScheduleParams& params)
+    : clk_(detail::clairvoyant_clock(params)),
+      P_(params.nprocs),
+      N_(params.nseg),
+      W_((params.nseg + kWordBits - 1) / kWordBits),
+      root_(params.root) {
+  while (m_ < 2 * P_) m_ *= 2;
+  const auto P = static_cast<std::size_t>(P_);
+  K_ = clk_.whole;
+  hold_.assign(P * W_, ~Word{0});
+  if (N_ % kWordBits != 0)
+    for (int p = 0; p < P_; ++p) bits(p)[W_ - 1] = (Word{1} << (N_ % kWordBits)) - 1;
+  tree_.assign(static_cast<std::size_t>(W_) * 2 * m_, 0);
+  count_.assign(P, N_);
+  fresh_.assign(P, -1);
+  leaf_of_.assign(P, -1);
+  proc_at_.assign(static_cast<std::size_t>(m_), -1);
+  stale_.assign(P, 0);
+  in_group_.assign(P, 0);
+  node_mark_.assign(static_cast<std::size_t>(2 * m_), 0);
+  out_.coll = Collective::Reduce;
+  out_.nseg = N_;
+  out_.root = root_;
+  out_.programs.resize(P);
+}
+
+// Phase 1 (seed 5.2, merge-and-clean): G = survivors merged with the
+// awaiting processes that fall within d of the head.  Survivors always do.
+void Generator::merge_group() {
+  const auto& awaiting = clk_.by_arrival;
+  group_.clear();
+  int head = survivors_.empty() ? -1 : survivors_.front();
+  if (next_awaiting_ < awaiting.size() && (head < 0 || earlier(awaiting[next_awaiting_], head)))
+    head = awaiting[next_awaiting_];
+  std::size_t s = 0;
+  for (;;) {
+    const bool a_ok = next_awaiting_ < awaiting.size() && within(awaiting[next_awaiting_], head);
+    if (a_ok && (s == survivors_.size() || earlier(awaiting[next_awaiting_], survivors_[s])))
+      group_.push_back(awaiting[next_awaiting_++]);
+    else if (s < survivors_.size())
+      group_.push_back(survivors_[s++]);
+    else
+      break;
+  }
+}
+
+// Phase 2 (seed 5.4.3-5.4.4): put every member but the sink at its leaf for
+// this round; rewrite only the leaves that moved, left, or changed.
+void Generator::sync_tree() {
+  const std::int64_t head_k = K_[group_.front()];
+  ++group_stamp_;
+  for (int q : group_) in_group_[q] = group_stamp_;
+  sink_ = in_group_[root_] == group_stamp_ ? root_ : group_.front();
+  sink_free_ = true;
+  auto index = [&](int q) {
+    return clk_.frac_pos[q] + (K_[q] == head_k ? 0 : P_);
+  };
+  dirty_.clear();
+  for (int q : prev_group_) {
+    const int at = leaf_of_[q];
+    if (at < 0) continue;
+    const bool stays = in_group_[q] == group_stamp_ && q != sink_ && index(q) == at;
+    if (stays) continue;
+    for (int w = 0; w < W_; ++w) tree_word(w)[m_ + at] = 0;
+    dirty_.push_back(m_ + at);
+    leaf_of_[q] = -1;
+  }
+  for (int q : group_) {
+    if (q == sink_) continue;
+    const int at = index(q);
+    if (leaf_of_[q] == at && !stale_[q]) continue;
+    const Word* b = bits(q);
+    for (int w = 0; w < W_; ++w) tree_word(w)[m_ + at] = b[w];
+    dirty_.push_back(m_ + at);
+    leaf_of_[q] = at;
+    proc_at_[at] = q;
+    stale_[q] = 0;
+  }
+  fix_ancestors();
+}
+
+// Recompute the inner nodes above the dirty leaves, one level at a time.
+void Generator::fix_ancestors() {
+  ++node_stamp_;
+  while (!dirty_.empty()) {
+    parents_.clear();
+    for (int n : dirty_) {
+      const int up = n >> 1;
+      if (up >= 1 && node_mark_[up] != node_stamp_) {
+        node_mark_[up] = node_stamp_;
+        parents_.push_back(up);
+      }
+    }
+    for (int w = 0; w < W_; ++w) {
+      Word* t = tree_word(w);
+      for (int n : parents_) t[n] = t[2 * n] | t[2 * n + 1];
+    }
+    dirty_.swap(parents_);
+  }
+}
+
+// The leftmost leaf whose bit `seg` is set, other than leaf `skip` (seed
+// listings 4 and 5).  The caller knows such a leaf exists.
+int Generator::leftmost(int seg, int skip) {
+  const Word* t = tree_word(seg / kWordBits);
+  const Word bit = Word{1} << (seg % kWordBits);
+  int n = 1;
+  while (n < m_) n = (t[2 * n] & bit) ? 2 * n : 2 * n + 1;
+  if (n - m_ != skip) return n - m_;
+  while ((n & 1) || !(t[n + 1] & bit)) n >>= 1;  // climb to a right sibling having it
+  ++n;
+  while (n < m_) n = (t[2 * n] & bit) ? 2 * n : 2 * n + 1;
+  return n - m_;
+}
+
+// Phase 3, one receiver: smallest segment first, then the first peer (the
+// sink before the tree's leaves, leaves in availability order).
+void Generator::match(int i) {
+  if (i == sink_) {  // the sink takes any segment a free member holds
+    for (int w = 0; w < W_; ++w)
+      if (const Word x = tree_word(w)[1]) {
+        const int seg = w * kWordBits + lowest_bit(x);
+        transfer(proc_at_[leftmost(seg, -1)], i, seg);
+        return;
+      }
+    return;
+  }
+  const Word* mine = bits(i);
+  int seg = -1;
+  const int at = leaf_of_[i];
+  for (int w = 0; w < W_ && seg < 0; ++w) {
+    if (!mine[w]) continue;
+    const Word* t = tree_word(w);
+    Word others = 0;  // OR of every free member but i
+    if (at < 0)
+      others = t[1];
+    else
+      for (int n = m_ + at; n > 1; n >>= 1) others |= t[n ^ 1];
+    if (const Word x = others & mine[w]) seg = w * kWordBits + lowest_bit(x);
+  }
+  if (sink_free_) {
+    const Word* s = bits(sink_);
+    const int last = seg < 0 ? W_ - 1 : seg / kWordBits;
+    for (int w = 0; w <= last; ++w)
+      if (const Word x = s[w] & mine[w]) {
+        const int sseg = w * kWordBits + lowest_bit(x);
+        if (seg < 0 || sseg <= seg) {
+          transfer(sink_, i, sseg);
+          return;
+        }
+        break;
+      }
+  }
+  if (seg >= 0) transfer(proc_at_[leftmost(seg, at)], i, seg);
+}
+
+// z sends `seg` to i: record both steps and update states and tree.
+void Generator::transfer(int z, int i, int seg) {
+  const int w = seg / kWordBits;
+  const Word bit = Word{1} << (seg % kWordBits);
+  Word* mine = bits(i);
+  const bool reduce = (mine[w] & bit) != 0;
+  out_.programs[z].steps.push_back({StepOp::Send, i, seg, round_, round_});
+  out_.programs[i].steps.push_back(
+      {reduce ? StepOp::RecvReduce : StepOp::RecvCopy, z, seg, round_, round_});
+
+  bits(z)[w] &= ~bit;
+  --count_[z];
+  if (z == sink_)
+    sink_free_ = false;
+  else
+    clear_leaf(z);
+
+  if (reduce) {
+    mine[w] &= ~bit;
+    if (leaf_of_[i] >= 0) {
+      clear_leaf_bit(leaf_of_[i], seg);
+      stale_[i] = 1;
+    }
+  } else {
+    ++count_[i];
+  }
+  fresh_[i] = seg;
+}
+
+// z has sent: zero its leaf and fix the path up, word by word, stopping as
+// soon as a node does not change.
+void Generator::clear_leaf(int p) {
+  const int leaf = m_ + leaf_of_[p];
+  for (int w = 0; w < W_; ++w) {
+    Word* t = tree_word(w);
+    if (!t[leaf]) continue;
+    t[leaf] = 0;
+    for (int n = leaf; n > 1; n >>= 1) {
+      const Word v = t[n] | t[n ^ 1];
+      if (t[n >> 1] == v) break;
+      t[n >> 1] = v;
+    }
+  }
+  leaf_of_[p] = -1;
+}
+
+// A free member received `seg` (P'): drop that bit from its leaf and from the
+// ancestors that got it only from this leaf.
+void Generator::clear_leaf_bit(int leaf, int seg) {
+  Word* t = tree_word(seg / kWordBits);
+  const Word bit = Word{1} << (seg % kWordBits);
+  int n = m_ + leaf;
+  t[n] &= ~bit;
+  for (; n > 1 && !(t[n ^ 1] & bit); n >>= 1) t[n >> 1] &= ~bit;
+}
+
+// Phase 4: P' becomes P; holders and the root advance a round, the others
+// are done.
+void Generator::finish_round() {
+  survivors_.clear();
+  for (int q : group_) {
+    if (fresh_[q] >= 0) {
+      bits(q)[fresh_[q] / kWordBits] |= Word{1} << (fresh_[q] % kWordBits);
+      fresh_[q] = -1;
+    }
+    if (q != root_ && count_[q] == 0) {
+      --remaining_;
+    } else {
+      ++K_[q];
+      survivors_.push_back(q);
+    }
+  }
+  prev_group_.swap(group_);
+  ++round_;
+}
+
+Schedule Generator::run() {
+  remaining_ = P_ - 1;
+  while (remaining_ > 0) {
+    merge_group();
+    while (group_.size() == 1) {
+      // Idle rounds (seed 5.1): advance the lone member to the first round
+      // in which the next awaiting process joins its window.
+      const int h = group_.front(), next = clk_.by_arrival[next_awaiting_];
+      K_[h] = clk_.frac_class[next] <= clk_.frac_class[h] ? K_[next] - 1 : K_[next];
+      survivors_.assign(1, h);
+      merge_group();
+    }
+    sync_tree();
+    match(sink_);
+    for (int i : group_)
+      if (i != sink_) match(i);
+    finish_round();
+  }
+  return std::move(out_);
+}
+
+}  // namespace
+
+Schedule build_clairvoyant(const ScheduleParams& params) {
+  return Generator(params).run();
+}
+
+}  // namespace papshim

@@ -1,0 +1,111 @@
+// Clairvoyant reduce, plain version (seed section 4): every round G is built
+// from scratch and peers are found by linear search over segments and over
+// G.  Cost O(|G|^2 * N) per round.  See clairvoyant.h for the rules and the
+// terms (availability K, fractional class, sink, P').
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "algorithms/clairvoyant.h"
+
+namespace papshim {
+namespace {
+
+enum Cell : std::uint8_t { Held, Sent, Fresh };  // A/P, E, P'
+
+}  // namespace
+
+Schedule build_clairvoyant_linear(const ScheduleParams& params) {
+  const detail::ClairvoyantClock clk = detail::clairvoyant_clock(params);
+  const int P = params.nprocs, N = params.nseg, root = params.root;
+  Schedule out;
+  out.coll = Collective::Reduce;
+  out.nseg = N;
+  out.root = root;
+  out.programs.resize(static_cast<std::size_t>(P));
+
+  std::vector<Cell> cell(static_cast<std::size_t>(P) * N, Held);
+  auto at = [&](int p, int j) -> Cell& { return cell[static_cast<std::size_t>(p) * N + j]; };
+  std::vector<std::int64_t> K = clk.whole;  // availability, whole rounds
+  std::vector<char> done(static_cast<std::size_t>(P), 0), busy(static_cast<std::size_t>(P), 0);
+  // (K, f, rank) order; f's position already breaks ties by rank.
+  auto earlier = [&](int p, int q) {
+    return K[p] != K[q] ? K[p] < K[q] : clk.frac_pos[p] < clk.frac_pos[q];
+  };
+  // q is within d of h: K_q*d + f_q <= (K_h + 1)*d + f_h.
+  auto within = [&](int q, int h) {
+    return K[q] != K[h] + 1 ? K[q] < K[h] + 1 : clk.frac_class[q] <= clk.frac_class[h];
+  };
+
+  int remaining = P - 1;  // non-roots not done
+  int round = 0;
+  std::vector<int> G;
+  while (remaining > 0) {
+    // Phase 1: G = not-done processes within d of the earliest one.
+    int head = -1;
+    for (int p = 0; p < P; ++p)
+      if (!done[p] && (head < 0 || earlier(p, head))) head = p;
+    G.clear();
+    for (int p = 0; p < P; ++p)
+      if (!done[p] && within(p, head)) G.push_back(p);
+    if (G.size() == 1) {
+      // Idle rounds: jump to the first round in which the next process
+      // joins the window of `head`.
+      int next = -1;
+      for (int p = 0; p < P; ++p)
+        if (!done[p] && p != head && (next < 0 || earlier(p, next))) next = p;
+      K[head] = clk.frac_class[next] <= clk.frac_class[head] ? K[next] - 1 : K[next];
+      continue;
+    }
+    // Insertion sort by (K, f, rank): plain and stable.
+    for (std::size_t a = 1; a < G.size(); ++a)
+      for (std::size_t b = a; b > 0 && earlier(G[b], G[b - 1]); --b) std::swap(G[b], G[b - 1]);
+
+    // Phase 2: the sink (root if present, else the first of G) goes first.
+    const int sink = done[root] == 0 && within(root, head) ? root : G.front();
+    const auto sink_at = std::find(G.begin(), G.end(), sink);
+    std::rotate(G.begin(), sink_at, sink_at + 1);
+    for (int p : G) busy[p] = 0;
+
+    // Phase 3: for each receiver i, the smallest segment, then the first peer.
+    for (int i : G) {
+      int peer = -1, seg = -1;
+      for (int j = 0; j < N && peer < 0; ++j) {
+        const bool wants = i == sink ? at(i, j) != Fresh : at(i, j) == Held;
+        if (!wants) continue;
+        for (int z : G)
+          if (z != i && !busy[z] && at(z, j) == Held) {
+            peer = z;
+            seg = j;
+            break;
+          }
+      }
+      if (peer < 0) continue;
+      const StepOp op = at(i, seg) == Held ? StepOp::RecvReduce : StepOp::RecvCopy;
+      out.programs[peer].steps.push_back({StepOp::Send, i, seg, round, round});
+      out.programs[i].steps.push_back({op, peer, seg, round, round});
+      at(peer, seg) = Sent;
+      busy[peer] = 1;
+      at(i, seg) = Fresh;
+    }
+
+    // Phase 4: P' becomes P; holders and the root stay, the others are done.
+    for (int p : G) {
+      bool holds = false;
+      for (int j = 0; j < N; ++j) {
+        if (at(p, j) == Fresh) at(p, j) = Held;
+        holds = holds || at(p, j) == Held;
+      }
+      if (holds || p == root) {
+        ++K[p];
+      } else {
+        done[p] = 1;
+        --remaining;
+      }
+    }
+    ++round;
+  }
+  return out;
+}
+
+}  // namespace papshim

@@ -1,0 +1,140 @@
+// Pre-reduced ring (PRR) allreduce as a schedule.
+//
+// Works as follows.  Processes get new ids by predicted arrival (id 0 first,
+// id P-1 last); `order[id]` is the rank, `a[id]` its arrival.  The vector is
+// cut into nseg = P slices (segments).  Every slice travels the ring of ids
+// (id -> id + 1 mod P) as in the ring allreduce, but the early processes start
+// some slices before the last process arrives:
+//   k[id]   pre-steps of process id: how many tau before the last arrival it
+//           can start, at most one more than its successor:
+//           k[P-1] = 0; k[i] = k[i+1] + 1 if a[P-1] - a[i] >= (k[i+1] + 1) tau,
+//           else k[i+1].
+//   sp[j]   the id where slice j starts: the first id i with i + k[i] >= j
+//           (process i's first slice is i + k[i]).
+//   rp[j]   the id that reduces slice j last: sp[j] - 1 (mod P).
+//   reduce  slice j goes sp[j] -> sp[j]+1 -> ... -> rp[j]; each receiver
+//           combines it into its own copy.  rp[j] then holds the full sum.
+//   copy    the sum goes on rp[j] -> rp[j]+1 -> ... -> rp[j]-1; each receiver
+//           overwrites its copy.
+// Each process sends and receives 2P-2 slice messages in total, as in the
+// ring, but the late processes do fewer of the early ones.
+//
+// Errata of the figure 7 listing (found by simulating it): line 3 compares
+// a[i+1] where a[i] is meant (with a[i+1] the process before the last never
+// gets a pre-step, so slice P-1 always starts at the last process and PRR
+// never finishes before the ring: 8 tau instead of figure 8's 7); lines 7-13
+// leave sp[j] unset when i advances (meant: the formula above); line 19's
+// send test must be rp != id; and running the two loops in a fixed order per
+// process deadlocks for some arrivals.  So the schedule follows the data flow
+// of each slice instead of the loops: a process's steps are sorted by their
+// predicted time (below), receives before sends at equal times, which is a
+// valid time order, and the executor runs the slices independently.
+//
+// Predicted time, in units of tau: a slice leaves sp[j] at its arrival; a hop
+// starts when the sender holds the slice and the receiver has arrived, and
+// takes one unit.  Tags: reduce messages of slice j have tag j, copy messages
+// nseg + j; each link carries a slice at most once per phase.
+#include "algorithms/prr.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "algorithms/arrival_order.h"
+
+namespace papshim {
+
+namespace {
+
+bool usable_tau(double tau) { return tau > 0.0 && std::isfinite(tau); }
+
+// A step with its predicted time, for sorting one rank's program.
+struct Timed {
+  double time;
+  int kind;  // 0 receive, 1 send: a slice is received before it is passed on
+  int slice;
+  int hop;
+  int id;    // the sorted id executing the step
+  Step step;
+};
+
+}  // namespace
+
+PrrPlan prr_plan(const ScheduleParams& params) {
+  PrrPlan plan;
+  const int P = std::max(params.nprocs, 0);
+  plan.order = arrival_order(params);
+  const std::vector<double> a = sorted_arrivals(params, plan.order);
+  plan.k.assign(static_cast<std::size_t>(P), 0);
+  plan.sp.assign(static_cast<std::size_t>(P), 0);
+  plan.rp.assign(static_cast<std::size_t>(P), 0);
+  if (P == 0) return plan;
+
+  // Pre-steps, from the last process backwards (listing lines 1-6, with
+  // a[i] for a[i+1]).  Without a usable tau there are none: a sorted ring.
+  if (usable_tau(params.tau)) {
+    for (int i = P - 2; i >= 0; --i) {
+      const int next = plan.k[static_cast<std::size_t>(i + 1)];
+      const bool room = a[static_cast<std::size_t>(P - 1)] - a[static_cast<std::size_t>(i)] >= (next + 1) * params.tau;
+      plan.k[static_cast<std::size_t>(i)] = room ? next + 1 : next;
+    }
+  }
+  // Start and last-reduce ids of every slice (lines 7-13 as intended).
+  for (int j = 0, i = 0; j < P; ++j) {
+    while (i + plan.k[static_cast<std::size_t>(i)] < j) ++i;
+    plan.sp[static_cast<std::size_t>(j)] = i;
+    plan.rp[static_cast<std::size_t>(j)] = (i + P - 1) % P;
+  }
+  return plan;
+}
+
+Schedule build_prr(const ScheduleParams& params) {
+  const int P = params.nprocs;
+  Schedule sched;
+  sched.coll = Collective::Allreduce;
+  sched.nseg = P > 1 ? P : 1;
+  sched.programs.resize(static_cast<std::size_t>(P > 0 ? P : 0));
+  if (P <= 1) return sched;
+  const int nseg = sched.nseg;
+  const PrrPlan plan = prr_plan(params);
+
+  // Arrivals in tau after the first, finite and clamped (beyond 4P tau the
+  // order of steps no longer changes); only used to order steps.
+  const std::vector<double> a = sorted_arrivals(params, plan.order);
+  std::vector<double> rel(static_cast<std::size_t>(P), 0.0);
+  for (std::size_t i = 0; i < rel.size(); ++i) {
+    const double x = usable_tau(params.tau) ? (a[i] - a[0]) / params.tau : 0.0;
+    rel[i] = std::isfinite(x) ? std::clamp(x, 0.0, 4.0 * P) : 4.0 * P;
+  }
+
+  // Walk every slice's path: P-1 reducing hops, then P-1 copying hops.
+  std::vector<Timed> timed;
+  timed.reserve(4 * static_cast<std::size_t>(P) * static_cast<std::size_t>(P - 1));
+  for (int j = 0; j < P; ++j) {
+    int cur = plan.sp[static_cast<std::size_t>(j)];
+    double t = rel[static_cast<std::size_t>(cur)];
+    for (int hop = 0; hop < 2 * (P - 1); ++hop) {
+      const bool reducing = hop < P - 1;
+      const int nxt = (cur + 1) % P;
+      const int tag = reducing ? j : nseg + j;
+      const int from = plan.order[static_cast<std::size_t>(cur)];
+      const int to = plan.order[static_cast<std::size_t>(nxt)];
+      const double done = std::max(t, rel[static_cast<std::size_t>(nxt)]) + 1.0;
+      timed.push_back({t, 1, j, hop, cur, {StepOp::Send, to, j, tag, hop}});
+      timed.push_back({done, 0, j, hop, nxt,
+                       {reducing ? StepOp::RecvReduce : StepOp::RecvCopy, from, j, tag, hop}});
+      cur = nxt;
+      t = done;
+    }
+  }
+
+  // Each rank's program: its steps in predicted time order.
+  std::sort(timed.begin(), timed.end(), [](const Timed& x, const Timed& y) {
+    return std::tie(x.time, x.kind, x.slice, x.hop) < std::tie(y.time, y.kind, y.slice, y.hop);
+  });
+  for (const Timed& ts : timed)
+    sched.programs[static_cast<std::size_t>(plan.order[static_cast<std::size_t>(ts.id)])].steps.push_back(ts.step);
+  return sched;
+}
+
+}  // namespace papshim

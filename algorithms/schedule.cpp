@@ -1,0 +1,40 @@
+#include "algorithms/schedule.h"
+
+#include <algorithm>
+
+namespace papshim {
+
+int Schedule::max_tag() const {
+  int m = 0;
+  for (const auto& p : programs)
+    for (const auto& s : p.steps) m = std::max(m, s.tag);
+  return m;
+}
+
+SegRange segment_bounds(std::size_t count, int nseg, int s) {
+  const auto k = static_cast<std::size_t>(nseg);
+  const auto i = static_cast<std::size_t>(s);
+  const std::size_t base = count / k, extra = count % k;
+  const std::size_t first = i * base + std::min(i, extra);
+  return {first, base + (i < extra ? 1 : 0)};
+}
+
+const char* to_string(StepOp op) {
+  switch (op) {
+    case StepOp::Send: return "send";
+    case StepOp::RecvReduce: return "recv_reduce";
+    case StepOp::RecvCopy: return "recv_copy";
+  }
+  return "?";
+}
+
+const char* to_string(Collective c) {
+  switch (c) {
+    case Collective::Allreduce: return "allreduce";
+    case Collective::Reduce: return "reduce";
+    case Collective::Allgather: return "allgather";
+  }
+  return "?";
+}
+
+}  // namespace papshim

@@ -1,0 +1,90 @@
+// Schedules: what every rank does in one collective call, as data.
+//
+// A schedule is a pure function of the decision inputs (P, root, count,
+// segment count, arrival vector, cost figures).  It never touches MPI.  The
+// executor (executor.cpp) runs it with PMPI point-to-point calls; the
+// simulator (simulator.cpp) runs the very same steps in memory.
+//
+// Terms used throughout algorithms/:
+//   segment  The buffer is cut into `nseg` segments (segment_bounds() gives
+//            each one's element range).  For allgather nseg == P and segment
+//            b is rank b's block.
+//   working buffer
+//            Allreduce: recvbuf.  Reduce: recvbuf on the root, a temporary
+//            elsewhere.  Allgather: recvbuf.  It starts with the rank's own
+//            contribution (all segments for reductions; only block `rank`
+//            for allgather).
+//   step     Send(seg) sends the working buffer's segment to `peer`.
+//            RecvReduce(seg) receives into a temporary and combines it into
+//            the working buffer (buf = incoming op buf).  RecvCopy(seg)
+//            receives straight into the working buffer, replacing it.
+//
+// Dependencies are implied by program order, per segment, on each rank:
+//   - a Send of seg waits for every earlier write (RecvReduce, RecvCopy) of
+//     seg on that rank;
+//   - a write of seg waits for every earlier Send and write of seg on that
+//     rank to complete;
+//   - the receive of a RecvReduce may be posted at once (into a temporary).
+// Steps on different segments are independent.  The executor posts every
+// step whose dependencies are met and advances on completions, so a step
+// list that comes from a valid time-ordered schedule cannot deadlock.
+//
+// Tags: every message of one call between a given (sender, receiver) pair
+// has its own tag, the same on both sides, in [0, max_tag()].
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace papshim {
+
+enum class StepOp : std::uint8_t { Send, RecvReduce, RecvCopy };
+
+struct Step {
+  StepOp op;
+  int peer;       // rank in the communicator
+  int seg;        // segment index in [0, nseg)
+  int tag;        // see "Tags" above
+  int round = 0;  // informational: algorithm round / step number
+};
+
+// The program of one rank.
+struct RankProgram {
+  std::vector<Step> steps;
+};
+
+enum class Collective : std::uint8_t { Allreduce, Reduce, Allgather };
+
+struct Schedule {
+  Collective coll = Collective::Allreduce;
+  int nseg = 1;
+  int root = 0;                       // meaningful for Reduce only
+  std::vector<RankProgram> programs;  // one per rank, index = rank
+  int max_tag() const;
+};
+
+// Inputs every generator takes.  All of them must be identical on every rank
+// (see DESIGN.md, "The consistency invariant").
+struct ScheduleParams {
+  int nprocs = 1;
+  int root = 0;                  // Reduce only
+  std::size_t count = 0;         // elements in the whole vector
+  int nseg = 1;                  // segments (generators may ignore/override)
+  std::vector<double> arrival;   // predicted arrival time per rank, seconds
+  double tau = 1e-4;             // time of one segment transfer+reduce, s
+};
+
+// Element range [first, first + n) of segment `s` when `count` elements are
+// cut into `nseg` nearly equal parts (the first count % nseg get one more).
+struct SegRange {
+  std::size_t first;
+  std::size_t n;
+};
+SegRange segment_bounds(std::size_t count, int nseg, int s);
+
+const char* to_string(StepOp op);
+const char* to_string(Collective c);
+
+}  // namespace papshim

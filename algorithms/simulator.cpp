@@ -1,0 +1,503 @@
+// Works as follows (the model itself is described in simulator.h).
+//
+// 1. validate() checks every step (peer, segment, tag, operation) and pairs
+//    each Send with its receive: sends and receives are radix-sorted by
+//    (source, destination, tag) and walked side by side, so duplicates and
+//    strays show up as neighbours or gaps.
+// 2. Steps get global ids (rank offset + index).  For each (rank, segment)
+//    the steps of that segment are listed in program order.  The dependency
+//    rules of schedule.h make that list a sequence of groups: a run of Sends
+//    (they may run together once the write before them is done) or a single
+//    write (it waits for everything before it).  A group is released when
+//    the previous one has completed, so every step is released exactly once.
+// 3. A discrete-event loop (min-heap on time, then insertion order) handles
+//    arrivals, transfer ends and combine ends.  All events of one instant are
+//    handled first; then dispatch() starts the waiting messages whose two
+//    ports are free, oldest ready first.  Each port keeps its waiting
+//    messages in a min-heap; a started message is dropped from the heap of
+//    its other port when it surfaces there.
+// 4. The symbolic state of a (rank, segment) is two bit sets over ranks,
+//    "present" and "present more than once"; a Send copies the sender's
+//    state into the message when it is released.
+// 5. Steps left over mean deadlock (reported with the reason the first one
+//    is stuck); otherwise the final states are checked.
+#include "algorithms/simulator.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <sstream>
+#include <utility>
+
+namespace papshim {
+
+SimCost SimCost::tau_steps(double tau) {
+  SimCost c;
+  c.alpha = tau;
+  return c;
+}
+
+std::size_t SimCost::seg_bytes(const Schedule& s, int seg) const {
+  if (s.coll == Collective::Allgather) return count * elem_size;
+  return segment_bounds(count, s.nseg, seg).n * elem_size;
+}
+
+namespace {
+
+using Word = std::uint64_t;
+
+struct Msg {
+  int send = -1, recv = -1;  // global step ids
+  bool send_posted = false, recv_posted = false, pending = false;
+  double ready = 0.0;  // when the second side was posted
+};
+
+// A message waiting for its ports; the order is the dispatch priority.
+struct Cand {
+  double ready;
+  int send;  // global step id: orders by sender rank, then program order
+  int m;
+  bool operator<(const Cand& o) const { return ready != o.ready ? ready < o.ready : send < o.send; }
+  bool operator>(const Cand& o) const { return o < *this; }
+};
+
+// A message (source, destination, tag) packed into one number, and a step.
+struct Key {
+  std::uint64_t msg;
+  int g;
+};
+
+// Stable LSD radix sort on Key::msg, which has at most `bits` bits.
+void radix_sort(std::vector<Key>& v, unsigned bits) {
+  constexpr unsigned kDigit = 11;
+  std::vector<Key> tmp(v.size());
+  std::vector<std::size_t> pos(std::size_t{1} << kDigit);
+  for (unsigned shift = 0; shift < bits; shift += kDigit) {
+    std::fill(pos.begin(), pos.end(), 0);
+    const auto digit = [shift](const Key& k) { return (k.msg >> shift) & ((1U << kDigit) - 1); };
+    for (const Key& k : v) ++pos[digit(k)];
+    std::size_t sum = 0;
+    for (std::size_t& p : pos) sum += std::exchange(p, sum);
+    for (const Key& k : v) tmp[pos[digit(k)]++] = k;
+    v.swap(tmp);
+  }
+}
+
+enum class Ev : std::uint8_t { Arrive, TransferEnd, CombineEnd };
+
+struct Event {
+  double t;
+  std::uint64_t seq;
+  Ev kind;
+  int id;  // rank, message or step
+  bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+class Sim {
+ public:
+  Sim(const Schedule& s, const std::vector<double>& arrival, const SimCost& c)
+      : s_(s), arrival_(arrival), cost_(c), P_(static_cast<int>(s.programs.size())) {}
+
+  SimResult run() {
+    SimResult res;
+    res.error = validate();
+    if (!res.error.empty()) return res;
+    setup();
+    for (int r = 0; r < P_; ++r) push(arrival_[sz(r)], Ev::Arrive, r);
+    while (!heap_.empty()) {
+      const double t = heap_.top().t;
+      while (!heap_.empty() && heap_.top().t == t) {
+        const Event e = heap_.top();
+        heap_.pop();
+        if (e.kind == Ev::Arrive) arrive(e.id, t);
+        else if (e.kind == Ev::TransferEnd) transfer_end(e.id, t);
+        else combine_end(e.id, t);
+      }
+      dispatch(t);
+    }
+    res.exit = exit_;
+    for (int r = 0; r < P_; ++r) {
+      res.mean_elapsed += exit_[sz(r)] - arrival_[sz(r)];
+      res.max_exit = r == 0 ? exit_[0] : std::max(res.max_exit, exit_[sz(r)]);
+    }
+    res.mean_elapsed /= P_;
+    res.error = left_ > 0 ? deadlock_report() : final_check();
+    res.ok = res.error.empty();
+    return res;
+  }
+
+ private:
+  static std::size_t sz(int i) { return static_cast<std::size_t>(i); }
+  const Step& step(int g) const { return flat_[sz(g)]; }
+  int rank_of(int g) const { return rank_[sz(g)]; }
+
+  std::string where(int r, std::size_t i) const {
+    const Step& st = s_.programs[sz(r)].steps[i];
+    std::ostringstream os;
+    os << "rank " << r << " step " << i << " (" << to_string(st.op) << " seg " << st.seg
+       << (st.op == StepOp::Send ? " to " : " from ") << st.peer << " tag " << st.tag << ")";
+    return os.str();
+  }
+  std::string where(int g) const { return where(rank_of(g), sz(idx_[sz(g)])); }
+
+  // --- 1. static checks and message pairing -------------------------------
+  std::string validate() {
+    if (P_ == 0) return "schedule has no ranks";
+    if (arrival_.size() != sz(P_))
+      return "arrival has " + std::to_string(arrival_.size()) + " entries for " + std::to_string(P_) + " ranks";
+    if (s_.nseg < 1) return "nseg " + std::to_string(s_.nseg) + " < 1";
+    if (s_.coll == Collective::Allgather && s_.nseg != P_)
+      return "allgather needs nseg == P (" + std::to_string(s_.nseg) + " != " + std::to_string(P_) + ")";
+    if (s_.coll == Collective::Reduce && (s_.root < 0 || s_.root >= P_))
+      return "root " + std::to_string(s_.root) + " out of range";
+    if (P_ > 65535) return "too many ranks to simulate";
+    std::size_t total = 0;
+    for (const RankProgram& prog : s_.programs) total += prog.steps.size();
+    for (auto* v : {&rank_, &idx_}) v->reserve(total);
+    flat_.reserve(total);
+    std::vector<Key> sends, recvs;
+    sends.reserve(total);
+    recvs.reserve(total);
+    for (int r = 0; r < P_; ++r) {
+      const auto& steps = s_.programs[sz(r)].steps;
+      off_.push_back(rank_.size());
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        const Step& st = steps[i];
+        const int g = static_cast<int>(rank_.size());
+        rank_.push_back(r);
+        idx_.push_back(static_cast<int>(i));
+        flat_.push_back(st);
+        if (st.peer < 0 || st.peer >= P_ || st.peer == r) return where(r, i) + ": bad peer";
+        if (st.seg < 0 || st.seg >= s_.nseg) return where(r, i) + ": segment out of range";
+        if (st.tag < 0) return where(r, i) + ": negative tag";
+        if (st.op != StepOp::Send && st.op != StepOp::RecvReduce && st.op != StepOp::RecvCopy)
+          return where(r, i) + ": unknown operation";
+        if (st.op == StepOp::RecvReduce && s_.coll == Collective::Allgather)
+          return where(r, i) + ": recv_reduce in an allgather";
+        // (source, destination) for now; the tag is added below.
+        if (st.op == StepOp::Send) sends.push_back(Key{sz(r) * sz(P_) + sz(st.peer), g});
+        else recvs.push_back(Key{sz(st.peer) * sz(P_) + sz(r), g});
+      }
+    }
+    const auto bit_width = [](std::uint64_t x) {
+      unsigned b = 0;
+      while ((x >> b) != 0) ++b;
+      return b;
+    };
+    const unsigned tag_bits = bit_width(sz(s_.max_tag()));
+    const unsigned key_bits = bit_width(sz(P_) * sz(P_) - 1) + tag_bits;
+    for (auto* v : {&sends, &recvs}) {
+      for (Key& k : *v) k.msg = k.msg << tag_bits | sz(step(k.g).tag);
+      radix_sort(*v, key_bits);
+    }
+    for (const auto* v : {&sends, &recvs})
+      for (std::size_t i = 1; i < v->size(); ++i)
+        if ((*v)[i - 1].msg == (*v)[i].msg)
+          return where((*v)[i].g) + ": same (source, destination, tag) as " + where((*v)[i - 1].g);
+    msg_of_.assign(rank_.size(), -1);
+    msgs_.reserve(sends.size());
+    std::size_t j = 0;
+    for (const Key& k : sends) {
+      if (j < recvs.size() && recvs[j].msg < k.msg) return where(recvs[j].g) + ": no matching send";
+      if (j == recvs.size() || recvs[j].msg != k.msg) return where(k.g) + ": no matching receive";
+      Msg m;
+      m.send = k.g;
+      m.recv = recvs[j++].g;
+      if (step(m.send).seg != step(m.recv).seg)
+        return where(m.send) + ": matched by " + where(m.recv) + " on another segment";
+      msg_of_[sz(m.send)] = msg_of_[sz(m.recv)] = static_cast<int>(msgs_.size());
+      msgs_.push_back(m);
+    }
+    if (j < recvs.size()) return where(recvs[j].g) + ": no matching send";
+    return "";
+  }
+
+  // --- 2. per-segment step lists, buffers, ports --------------------------
+  void setup() {
+    const std::size_t nrs = sz(P_) * sz(s_.nseg), nsteps = rank_.size();
+    W_ = (sz(P_) + 63) / 64;
+    seg_begin_.assign(nrs + 1, 0);
+    for (std::size_t g = 0; g < nsteps; ++g) ++seg_begin_[rs_of(static_cast<int>(g)) + 1];
+    for (std::size_t k = 0; k < nrs; ++k) seg_begin_[k + 1] += seg_begin_[k];
+    seg_steps_.resize(nsteps);
+    next_.assign(seg_begin_.begin(), seg_begin_.end() - 1);
+    for (std::size_t g = 0; g < nsteps; ++g) seg_steps_[next_[rs_of(static_cast<int>(g))]++] = static_cast<int>(g);
+    next_.assign(seg_begin_.begin(), seg_begin_.end() - 1);
+    open_.assign(nrs, 0);
+    released_.assign(nsteps, 0);
+    received_.assign(nsteps, 0);
+    done_.assign(nsteps, 0);
+    left_ = nsteps;
+    state_.assign(nrs * 2 * W_, 0);
+    payload_.assign(msgs_.size() * 2 * W_, 0);
+    for (int r = 0; r < P_; ++r)
+      for (int seg = 0; seg < s_.nseg; ++seg)
+        if (s_.coll != Collective::Allgather || seg == r) set_bit(state_at(r, seg), r);
+    busy_.assign(2 * sz(P_), 0.0);
+    pend_.assign(2 * sz(P_), {});
+    is_touched_.assign(2 * sz(P_), 0);
+    reducer_free_.assign(sz(P_), 0.0);
+    exit_ = arrival_;
+    for (int seg = 0; seg < s_.nseg; ++seg) bytes_.push_back(static_cast<double>(cost_.seg_bytes(s_, seg)));
+  }
+  std::size_t rs_of(int g) const { return sz(rank_of(g)) * sz(s_.nseg) + sz(step(g).seg); }
+
+  // --- 4. symbolic contents -------------------------------------------------
+  Word* state_at(int r, int seg) { return &state_[(sz(r) * sz(s_.nseg) + sz(seg)) * 2 * W_]; }
+  Word* payload_at(int m) { return &payload_[sz(m) * 2 * W_]; }
+  static void set_bit(Word* w, int b) { w[sz(b) / 64] |= Word{1} << (sz(b) % 64); }
+  static bool bit(const Word* w, int b) { return (w[sz(b) / 64] >> (sz(b) % 64)) & 1U; }
+  void add(Word* dst, const Word* src) const {  // dst += src (multiset union)
+    for (std::size_t k = 0; k < W_; ++k) {
+      dst[W_ + k] |= src[W_ + k] | (dst[k] & src[k]);
+      dst[k] |= src[k];
+    }
+  }
+
+  // --- 3. the event loop ----------------------------------------------------
+  void push(double t, Ev kind, int id) { heap_.push(Event{t, seq_++, kind, id}); }
+
+  void arrive(int r, double t) {
+    const auto& steps = s_.programs[sz(r)].steps;
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      if (steps[i].op == StepOp::RecvReduce) post(msg_of_[off_[sz(r)] + i], false, t);
+    for (int seg = 0; seg < s_.nseg; ++seg) release_group(sz(r) * sz(s_.nseg) + sz(seg), t);
+  }
+
+  // Release the next group of a (rank, segment): a run of Sends or one write.
+  void release_group(std::size_t rs, double t) {
+    const std::size_t end = seg_begin_[rs + 1];
+    std::size_t& k = next_[rs];
+    if (k == end) return;
+    if (step(seg_steps_[k]).op != StepOp::Send) {
+      open_[rs] = 1;
+      release_step(seg_steps_[k++], t);
+      return;
+    }
+    for (; k < end && step(seg_steps_[k]).op == StepOp::Send; ++k) {
+      ++open_[rs];
+      release_step(seg_steps_[k], t);
+    }
+  }
+
+  void release_step(int g, double t) {
+    released_[sz(g)] = 1;
+    const Step& st = step(g);
+    const int m = msg_of_[sz(g)];
+    if (st.op == StepOp::Send) {
+      std::copy_n(state_at(rank_of(g), st.seg), 2 * W_, payload_at(m));
+      post(m, true, t);
+    } else if (st.op == StepOp::RecvCopy) {
+      post(m, false, t);
+    } else {
+      try_combine(g, t);
+    }
+  }
+
+  void post(int m, bool send_side, double t) {
+    Msg& msg = msgs_[sz(m)];
+    (send_side ? msg.send_posted : msg.recv_posted) = true;
+    if (!msg.send_posted || !msg.recv_posted) return;
+    msg.ready = t;
+    if (!cost_.serial_ports) {
+      start(m, t);
+      return;
+    }
+    msg.pending = true;
+    for (int p : ports(m)) {
+      auto& h = pend_[sz(p)];
+      h.push_back(Cand{t, msg.send, m});
+      std::push_heap(h.begin(), h.end(), std::greater<>());
+      touch(p);
+    }
+  }
+
+  std::array<int, 2> ports(int m) const {  // outgoing port of the sender, incoming of the receiver
+    return {rank_of(msgs_[sz(m)].send), P_ + rank_of(msgs_[sz(m)].recv)};
+  }
+  void touch(int p) {
+    if (!is_touched_[sz(p)]) touched_.push_back(p);
+    is_touched_[sz(p)] = 1;
+  }
+
+  void start(int m, double t) {
+    const double end = t + cost_.alpha + cost_.beta * bytes_[sz(step(msgs_[sz(m)].send).seg)];
+    if (cost_.serial_ports)
+      for (int p : ports(m)) busy_[sz(p)] = end;
+    push(end, Ev::TransferEnd, m);
+  }
+
+  // Start waiting messages whose two ports are free, oldest ready first.
+  // Each round takes, from every touched free port, its best message whose
+  // other port is free too, and starts them in priority order; a port that
+  // loses its pick to a better message is looked at again next round.
+  void dispatch(double t) {
+    while (!touched_.empty()) {
+      cand_.clear();
+      for (int p : touched_) {
+        is_touched_[sz(p)] = 0;
+        if (busy_[sz(p)] <= t) best_waiting(p, t);
+      }
+      touched_.clear();
+      std::sort(cand_.begin(), cand_.end());
+      cand_.erase(std::unique(cand_.begin(), cand_.end(), [](const Cand& a, const Cand& b) { return a.m == b.m; }),
+                  cand_.end());
+      for (const Cand& c : cand_) {
+        const auto pp = ports(c.m);
+        if (busy_[sz(pp[0])] <= t && busy_[sz(pp[1])] <= t) {
+          msgs_[sz(c.m)].pending = false;  // stays in both heaps until popped
+          start(c.m, t);
+        } else {
+          for (int p : pp)
+            if (busy_[sz(p)] <= t) touch(p);
+        }
+      }
+    }
+  }
+
+  // Adds to cand_ the first waiting message of port p whose other port is
+  // free at t.  Heap entries of messages already started are dropped here.
+  void best_waiting(int p, double t) {
+    auto& h = pend_[sz(p)];
+    const auto greater = std::greater<>();
+    skipped_.clear();
+    while (!h.empty()) {
+      const Cand c = h.front();
+      const auto pp = ports(c.m);
+      const bool live = msgs_[sz(c.m)].pending;
+      if (live && busy_[sz(pp[0] == p ? pp[1] : pp[0])] <= t) {
+        cand_.push_back(c);
+        break;
+      }
+      std::pop_heap(h.begin(), h.end(), greater);
+      h.pop_back();
+      if (live) skipped_.push_back(c);
+    }
+    for (const Cand& c : skipped_) {
+      h.push_back(c);
+      std::push_heap(h.begin(), h.end(), greater);
+    }
+  }
+
+  void transfer_end(int m, double t) {
+    const Msg& msg = msgs_[sz(m)];
+    if (cost_.serial_ports)
+      for (int p : ports(m)) touch(p);
+    complete(msg.send, t);
+    if (step(msg.recv).op == StepOp::RecvCopy) {
+      std::copy_n(payload_at(m), 2 * W_, state_at(rank_of(msg.recv), step(msg.recv).seg));
+      complete(msg.recv, t);
+    } else {
+      received_[sz(msg.recv)] = 1;
+      try_combine(msg.recv, t);
+    }
+  }
+
+  void try_combine(int g, double t) {
+    if (!released_[sz(g)] || !received_[sz(g)]) return;
+    double& free_at = reducer_free_[sz(rank_of(g))];
+    free_at = std::max(t, free_at) + cost_.gamma * bytes_[sz(step(g).seg)];
+    push(free_at, Ev::CombineEnd, g);
+  }
+
+  void combine_end(int g, double t) {
+    add(state_at(rank_of(g), step(g).seg), payload_at(msg_of_[sz(g)]));
+    complete(g, t);
+  }
+
+  void complete(int g, double t) {
+    done_[sz(g)] = 1;
+    --left_;
+    double& ex = exit_[sz(rank_of(g))];
+    ex = std::max(ex, t);
+    const std::size_t rs = rs_of(g);
+    if (--open_[rs] == 0) release_group(rs, t);
+  }
+
+  // --- 5. outcome -----------------------------------------------------------
+  std::string deadlock_report() const {
+    for (int g = 0; g < static_cast<int>(rank_.size()); ++g) {
+      if (done_[sz(g)]) continue;
+      const Step& st = step(g);
+      const Msg& msg = msgs_[sz(msg_of_[sz(g)])];
+      const int other = st.op == StepOp::Send ? msg.recv : msg.send;
+      std::string why;
+      if (!released_[sz(g)])
+        why = st.op == StepOp::Send ? "waits for an earlier write of its segment"
+                                    : "waits for earlier steps on its segment";
+      else if (st.op == StepOp::Send && !msg.recv_posted)
+        why = "its receive, " + where(other) + ", is never posted";
+      else if (st.op != StepOp::Send && !msg.send_posted)
+        why = "its send, " + where(other) + ", is never posted";
+      else
+        why = "stuck";
+      return "deadlock: " + std::to_string(left_) + " steps never complete; first: " + where(g) + " " + why;
+    }
+    return "deadlock";
+  }
+
+  std::string final_check() {
+    const bool gather = s_.coll == Collective::Allgather;
+    std::vector<Word> want(W_, 0);
+    for (int x = 0; x < P_; ++x) set_bit(want.data(), x);
+    for (int r = 0; r < P_; ++r) {
+      if (s_.coll == Collective::Reduce && r != s_.root) continue;
+      for (int seg = 0; seg < s_.nseg; ++seg) {
+        if (gather) {
+          std::fill(want.begin(), want.end(), 0);
+          set_bit(want.data(), seg);
+        }
+        const Word* w = state_at(r, seg);
+        bool right = true;
+        for (std::size_t k = 0; k < W_; ++k) right = right && w[k] == want[k] && w[W_ + k] == 0;
+        if (!right) return explain(r, seg, w, want.data());
+      }
+    }
+    return "";
+  }
+
+  std::string explain(int r, int seg, const Word* w, const Word* want) const {
+    const std::string at = "rank " + std::to_string(r) +
+                           (s_.coll == Collective::Allgather ? " block " : " segment ") + std::to_string(seg);
+    for (int x = 0; x < P_; ++x) {
+      if (bit(want, x) && !bit(w, x)) return at + " lacks the contribution of rank " + std::to_string(x);
+      if (!bit(want, x) && bit(w, x)) return at + " holds data of rank " + std::to_string(x);
+      if (bit(w + W_, x)) return at + " holds the contribution of rank " + std::to_string(x) + " more than once";
+    }
+    return at + " is wrong";
+  }
+
+  const Schedule& s_;
+  const std::vector<double>& arrival_;
+  const SimCost& cost_;
+  const int P_;
+  std::size_t W_ = 1;                 // words per bit set
+  std::vector<std::size_t> off_;      // first global step id of each rank
+  std::vector<int> rank_, idx_;       // per global step id
+  std::vector<Step> flat_;            // per global step id
+  std::vector<int> msg_of_;           // per global step id
+  std::vector<Msg> msgs_;
+  std::vector<std::size_t> seg_begin_, next_;  // CSR over (rank, segment)
+  std::vector<int> seg_steps_, open_;
+  std::vector<char> released_, received_, done_;
+  std::size_t left_ = 0;
+  std::vector<Word> state_, payload_;
+  std::vector<double> busy_, reducer_free_, exit_;
+  std::vector<double> bytes_;         // per segment
+  std::vector<std::vector<Cand>> pend_;  // per port: min-heap of waiting messages
+  std::vector<int> touched_;
+  std::vector<Cand> cand_, skipped_;
+  std::vector<char> is_touched_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> heap_;
+  std::uint64_t seq_ = 0;
+};
+
+}  // namespace
+
+SimResult simulate(const Schedule& schedule, const std::vector<double>& arrival, const SimCost& cost) {
+  return Sim(schedule, arrival, cost).run();
+}
+
+}  // namespace papshim

@@ -1,0 +1,59 @@
+/* An ordinary MPI program with an imbalanced iterative loop: every step each
+ * rank "computes" (sleeps), one rank longer than the others, then the ranks
+ * combine their results with MPI_Allreduce and MPI_Reduce.  It knows nothing
+ * about papshim; run it with and without LD_PRELOAD=libpapshim.so.
+ *
+ * usage: imbalanced_demo [steps] [count] [late_ms] */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static void compute(double seconds) {
+  struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+  nanosleep(&ts, NULL);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int steps = argc > 1 ? atoi(argv[1]) : 40;
+  const int count = argc > 2 ? atoi(argv[2]) : 1 << 18;
+  const double late = (argc > 3 ? atof(argv[3]) : 20.0) * 1e-3;
+
+  float* x = malloc(sizeof(float) * (size_t)count);
+  float* sum = malloc(sizeof(float) * (size_t)count);
+  double elapsed = 0, energy = 0;
+  int errors = 0;
+  for (int step = 0; step < steps; ++step) {
+    for (int i = 0; i < count; ++i) x[i] = (float)((rank + i + step) % 7);
+    /* Uneven work: the late rank moves around every 10 steps. */
+    const int late_rank = (step / 10) % size;
+    compute(0.005 + (rank == late_rank ? late : 0.0));
+    const double t0 = MPI_Wtime();
+    MPI_Allreduce(x, sum, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    elapsed += MPI_Wtime() - t0;
+    for (int i = 0; i < count; i += 997) {
+      float want = 0;
+      for (int r = 0; r < size; ++r) want += (float)((r + i + step) % 7);
+      if (sum[i] != want) ++errors;
+    }
+    double local = sum[0], total = 0;
+    MPI_Reduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    energy += total;
+  }
+  double mean = 0;
+  MPI_Reduce(&elapsed, &mean, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  int all_errors = 0;
+  MPI_Allreduce(&errors, &all_errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0)
+    printf("imbalanced_demo: %d ranks, %d steps, %d floats, one rank %.0f ms late: "
+           "mean time in MPI_Allreduce %.3f ms/step, checksum %.0f, %s\n",
+           size, steps, count, late * 1e3, 1e3 * mean / size / steps, energy, all_errors ? "WRONG RESULTS" : "results exact");
+  free(x);
+  free(sum);
+  MPI_Finalize();
+  return all_errors ? 1 : 0;
+}

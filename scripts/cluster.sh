@@ -1,0 +1,495 @@
+#!/usr/bin/env bash
+# cluster.sh - an emulated Ethernet cluster on one Linux machine.
+#
+# Every emulated host is a network namespace with one veth link into a
+# bridge in the root namespace.  Both directions of every link are shaped
+# with tbf (and optionally delayed with netem), so Open MPI's TCP BTL sees
+# roughly what it would see on a switched 1 Gbit/s Ethernet.
+#
+#   cluster.sh up N [RATE] [LATENCY]   create/reconfigure N hosts
+#   cluster.sh down                    remove everything `up` created
+#   cluster.sh status                  hosts, addresses, qdiscs
+#   cluster.sh run [-n NP] [--per-host K] [-x VAR[=VAL]]... -- cmd args...
+#
+# Exit codes: 0 ok, 1 failure, 2 usage error, 77 not available on this
+# machine (not root, no network namespaces, no tc, ...): ctest's
+# SKIP_RETURN_CODE.  See docs/cluster.md.
+
+set -euo pipefail
+
+readonly EX_UNAVAILABLE=77
+readonly EX_USAGE=2
+
+PROG=cluster.sh
+SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+AGENT="$SCRIPT_DIR/cluster-agent.sh"
+
+PREFIX=${PAPSHIM_CLUSTER_PREFIX:-papc}
+SUBNET=${PAPSHIM_CLUSTER_SUBNET:-10.213.77.0/24}
+STATE=${PAPSHIM_CLUSTER_STATE:-/run/papshim-cluster-$PREFIX}
+BRIDGE="$PREFIX-br"
+FIRST_HOST_OCTET=10          # host i gets <net>.(10+i); the bridge gets <net>.1
+MAX_HOSTS=240
+
+die()   { echo "$PROG: $*" >&2; exit 1; }
+usage_error() { echo "$PROG: $*" >&2; echo "usage: $PROG up N [RATE] [LATENCY] | down | status | run [options] -- cmd args..." >&2; exit $EX_USAGE; }
+unavailable() { echo "$PROG: not available here: $*" >&2; exit $EX_UNAVAILABLE; }
+note()  { [[ ${QUIET:-0} == 1 ]] || echo "$PROG: $*" >&2; }
+
+usage() {
+  cat <<EOF
+usage: $PROG <command> [args]
+
+  up N [RATE] [LATENCY]  create (or reconfigure to) N emulated hosts whose links
+                         are shaped to RATE (tc syntax, default 1gbit) in each
+                         direction, plus LATENCY one-way delay per host-to-host
+                         hop (tc time syntax, default 0 = none; needs netem)
+  down                   remove every namespace, link, bridge and file 'up' made
+  status                 show hosts, addresses and qdiscs
+  run [-n NP] [--per-host K] [-x VAR[=VAL]]... [--mca KEY VAL]...
+      [--timeout SEC] [--] cmd args...
+                         start cmd with mpirun across the hosts: K ranks per host
+                         (default 1), NP ranks (default hosts*K)
+
+environment:
+  PAPSHIM_CLUSTER_SUBNET  private /24 for the hosts (default 10.213.77.0/24)
+  PAPSHIM_CLUSTER_PREFIX  name prefix of namespaces and links (default papc)
+  PAPSHIM_CLUSTER_STATE   state directory (default /run/papshim-cluster-PREFIX)
+  PAPSHIM_CLUSTER_BURST   tbf burst in bytes (default 72000: one 64 KiB GSO
+                          packet with headers)
+  PAPSHIM_CLUSTER_QUEUE   tbf queue limit in bytes (default: 20 ms worth of
+                          RATE, at least 256 KiB)
+  PAPSHIM_CLUSTER_VERBOSE=1  print the mpirun command line before running it
+
+exit codes: 0 ok, 1 failure, 2 usage, 77 not available on this machine
+EOF
+}
+
+# --- environment checks ------------------------------------------------------
+
+require_tools() {
+  [[ $(id -u) -eq 0 ]] || unavailable "must be run as root (network namespaces need CAP_NET_ADMIN/CAP_SYS_ADMIN)"
+  command -v ip >/dev/null 2>&1 || unavailable "'ip' (iproute2) not found in PATH"
+  command -v tc >/dev/null 2>&1 || unavailable "'tc' (iproute2) not found in PATH"
+  command -v unshare >/dev/null 2>&1 || unavailable "'unshare' (util-linux) not found in PATH"
+  command -v flock >/dev/null 2>&1 || unavailable "'flock' (util-linux) not found in PATH"
+  ip netns list >/dev/null 2>&1 || unavailable "'ip netns' does not work here (no network namespace support?)"
+}
+
+# Creates a throw-away veth pair to prove veth, bridge, tbf (and netem if a
+# delay was asked for) exist in this kernel.  Everything is removed again.
+probe_kernel() {
+  local want_netem=$1 probe="$PREFIX-probe" err
+  ip link del "$probe" >/dev/null 2>&1 || true
+  if ! err=$(ip link add "$probe" type veth peer name "$probe-p" 2>&1); then
+    unavailable "cannot create veth links: ${err//$'\n'/ }"
+  fi
+  local reason=""
+  if ! err=$(tc qdisc add dev "$probe" root tbf rate 1gbit burst 32k limit 64k 2>&1); then
+    reason="tc qdisc tbf not supported by this kernel (CONFIG_NET_SCH_TBF): ${err//$'\n'/ }"
+  elif [[ $want_netem == 1 ]] && ! tc qdisc replace dev "$probe" root netem delay 1ms >/dev/null 2>&1; then
+    reason="LATENCY $LATENCY needs the netem qdisc, which this kernel lacks (CONFIG_NET_SCH_NETEM); use LATENCY 0"
+  fi
+  ip link del "$probe" >/dev/null 2>&1 || true
+  [[ -z $reason ]] || unavailable "$reason"
+  if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
+    if ! err=$(ip link add "$probe" type bridge 2>&1); then
+      unavailable "cannot create a bridge (CONFIG_BRIDGE): ${err//$'\n'/ }"
+    fi
+    ip link del "$probe" >/dev/null 2>&1 || true
+  fi
+}
+
+# Serialise up/down/run of this script: up/down exclusive, run shared.
+take_lock() {
+  local mode=$1
+  exec 9<"${BASH_SOURCE[0]}"
+  if ! flock "$mode" -w 600 9; then
+    die "timed out waiting for another $PROG (lock on ${BASH_SOURCE[0]})"
+  fi
+}
+
+# --- parsing -----------------------------------------------------------------
+
+# Sets NET (first three octets) from SUBNET, which must be a.b.c.0/24.
+parse_subnet() {
+  local re='^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.0/24$'
+  [[ $SUBNET =~ $re ]] || usage_error "PAPSHIM_CLUSTER_SUBNET must look like a.b.c.0/24 (got '$SUBNET')"
+  local o
+  for o in "${BASH_REMATCH[@]:1:3}"; do
+    (( 10#$o <= 255 )) || usage_error "bad octet in PAPSHIM_CLUSTER_SUBNET '$SUBNET'"
+  done
+  NET="$((10#${BASH_REMATCH[1]})).$((10#${BASH_REMATCH[2]})).$((10#${BASH_REMATCH[3]}))"
+  SUBNET="$NET.0/24"
+}
+
+# rate in tc syntax -> bytes per second (integer), or empty on failure.
+rate_to_bytes() {
+  local r=${1,,} num unit mult
+  [[ $r =~ ^([0-9]+(\.[0-9]+)?)([a-z]*)$ ]] || return 1
+  num=${BASH_REMATCH[1]}; unit=${BASH_REMATCH[3]}
+  case $unit in
+    bit)         mult=0.125 ;;
+    kbit)        mult=125 ;;
+    mbit)        mult=125000 ;;
+    gbit)        mult=125000000 ;;
+    tbit)        mult=125000000000 ;;
+    kibit)       mult=128 ;;
+    mibit)       mult=131072 ;;
+    gibit)       mult=134217728 ;;
+    ""|bps)      mult=1 ;;
+    kbps)        mult=1000 ;;
+    mbps)        mult=1000000 ;;
+    gbps)        mult=1000000000 ;;
+    *) return 1 ;;
+  esac
+  awk -v n="$num" -v m="$mult" 'BEGIN { v = n * m; if (v < 1) exit 1; printf "%.0f\n", v }'
+}
+
+# "0", "0ms", "0us", "" -> 0 ; anything else -> 1
+is_nonzero_time() {
+  local t=${1,,}
+  [[ -z $t ]] && return 1
+  [[ $t =~ ^0*(\.0*)?(s|sec|secs|ms|msec|msecs|us|usec|usecs)?$ ]] && return 1
+  return 0
+}
+
+valid_time() {
+  [[ ${1,,} =~ ^[0-9]+(\.[0-9]+)?(s|sec|secs|ms|msec|msecs|us|usec|usecs)?$ ]]
+}
+
+# --- names -------------------------------------------------------------------
+
+ns_name()   { echo "$PREFIX-n$1"; }          # namespace == host name
+veth_name() { echo "$PREFIX-v$1"; }          # root-namespace end (bridge port)
+host_addr() { echo "$NET.$((FIRST_HOST_OCTET + $1))"; }
+
+# indices of our namespaces that currently exist
+existing_indices() {
+  ip netns list 2>/dev/null | awk '{print $1}' | sed -n "s/^${PREFIX}-n\([0-9][0-9]*\)\$/\1/p" | sort -n
+}
+
+set_sysctl() {  # path value ; silently ignored when the knob does not exist
+  [[ -w $1 ]] && echo "$2" >"$1" 2>/dev/null || true
+}
+
+# --- shaping -----------------------------------------------------------------
+
+# apply_qdisc <ns or ""> <dev> <with delay 0|1>
+apply_qdisc() {
+  local ns=$1 dev=$2 delay=$3
+  local -a tcx=(tc)
+  if [[ -n $ns ]]; then tcx=(ip netns exec "$ns" tc); fi
+  "${tcx[@]}" qdisc del dev "$dev" root >/dev/null 2>&1 || true
+  if [[ $delay == 1 ]]; then
+    "${tcx[@]}" qdisc add dev "$dev" root handle 1: netem delay "$LATENCY" limit 100000
+    "${tcx[@]}" qdisc add dev "$dev" parent 1:1 handle 10: tbf rate "$RATE" burst "$BURST" limit "$QLIMIT"
+  else
+    "${tcx[@]}" qdisc add dev "$dev" root handle 10: tbf rate "$RATE" burst "$BURST" limit "$QLIMIT"
+  fi
+}
+
+# --- up ----------------------------------------------------------------------
+
+remove_host() {
+  local i=$1
+  ip netns del "$(ns_name "$i")" >/dev/null 2>&1 || true
+  ip link del "$(veth_name "$i")" >/dev/null 2>&1 || true
+  rm -rf -- "${STATE:?}/tmp/$(ns_name "$i")"
+}
+
+check_subnet_free() {
+  local line
+  line=$(ip -4 -o addr show to "$SUBNET" 2>/dev/null | awk -v br="$BRIDGE" '$2 != br {print $2 " " $4; exit}')
+  [[ -z $line ]] || die "subnet $SUBNET already used in the root namespace ($line); set PAPSHIM_CLUSTER_SUBNET to another a.b.c.0/24"
+  line=$(ip -4 route show root "$SUBNET" 2>/dev/null | grep -v "dev $BRIDGE" | head -n1 || true)
+  [[ -z $line ]] || die "subnet $SUBNET already routed in the root namespace ($line); set PAPSHIM_CLUSTER_SUBNET to another a.b.c.0/24"
+}
+
+read_config() {  # fills CFG_* from $STATE/config; returns 1 if absent
+  CFG_N=""; CFG_RATE=""; CFG_LATENCY=""; CFG_SUBNET=""; CFG_PREFIX=""
+  [[ -r $STATE/config ]] || return 1
+  local k v
+  while IFS='=' read -r k v; do
+    case $k in
+      N) CFG_N=$v ;; RATE) CFG_RATE=$v ;; LATENCY) CFG_LATENCY=$v ;;
+      SUBNET) CFG_SUBNET=$v ;; PREFIX) CFG_PREFIX=$v ;;
+    esac
+  done <"$STATE/config"
+}
+
+cmd_up() {
+  [[ $# -ge 1 && $# -le 3 ]] || usage_error "up needs N [RATE] [LATENCY]"
+  local n=$1
+  RATE=${2:-1gbit}
+  LATENCY=${3:-0ms}
+  [[ $n =~ ^[0-9]+$ ]] && (( 10#$n >= 1 && 10#$n <= MAX_HOSTS )) || usage_error "N must be an integer 1..$MAX_HOSTS (got '$n')"
+  n=$((10#$n))
+  local rate_bytes
+  rate_bytes=$(rate_to_bytes "$RATE") || usage_error "RATE '$RATE' is not a tc rate such as 1gbit, 100mbit, 10gbit"
+  valid_time "$LATENCY" || usage_error "LATENCY '$LATENCY' is not a tc time such as 0ms, 50us, 1ms"
+  local delay=0
+  is_nonzero_time "$LATENCY" && delay=1
+  [[ $delay == 1 ]] || LATENCY=0ms
+  parse_subnet
+  # The burst only has to hold the largest packet the stack hands to the
+  # qdisc (a 64 KiB GSO packet plus per-segment headers), so that messages
+  # are paced at RATE from their first 70 KB on.  20 ms worth of queue.
+  BURST=${PAPSHIM_CLUSTER_BURST:-72000}
+  QLIMIT=${PAPSHIM_CLUSTER_QUEUE:-$(( rate_bytes / 50 > 262144 ? rate_bytes / 50 : 262144 ))}
+  [[ $BURST =~ ^[0-9]+$ && $QLIMIT =~ ^[0-9]+$ ]] || usage_error "PAPSHIM_CLUSTER_BURST/QUEUE must be byte counts"
+
+  require_tools
+  take_lock -x
+  probe_kernel "$delay"
+
+  # A different subnet in the old state: start from scratch (once the new
+  # subnet is known to be free).
+  if read_config && [[ $CFG_SUBNET != "$SUBNET" ]]; then
+    check_subnet_free
+    note "subnet changed ($CFG_SUBNET -> $SUBNET): tearing down first"
+    teardown
+  fi
+  check_subnet_free
+
+  mkdir -p -- "$STATE/tmp/mpirun"
+  chmod 755 -- "$STATE"
+  # Write the config first so that `down` finds everything even if `up`
+  # dies half-way.
+  printf 'N=%s\nRATE=%s\nLATENCY=%s\nSUBNET=%s\nPREFIX=%s\nBURST=%s\nQUEUE=%s\n' \
+    "$n" "$RATE" "$LATENCY" "$SUBNET" "$PREFIX" "$BURST" "$QLIMIT" >"$STATE/config.tmp"
+  mv -f -- "$STATE/config.tmp" "$STATE/config"
+
+  # bridge (the "switch") with the address mpirun uses in the root namespace
+  if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
+    ip link add name "$BRIDGE" type bridge stp_state 0 forward_delay 0
+  fi
+  set_sysctl "/proc/sys/net/ipv6/conf/$BRIDGE/disable_ipv6" 1
+  ip addr replace "$NET.1/24" dev "$BRIDGE"
+  ip link set "$BRIDGE" up
+
+  # hosts that should no longer exist
+  local i
+  for i in $(existing_indices); do
+    if (( i >= n )); then remove_host "$i"; fi
+  done
+
+  local ns veth addr
+  : >"$STATE/hosts.tmp"
+  for ((i = 0; i < n; i++)); do
+    ns=$(ns_name "$i"); veth=$(veth_name "$i"); addr=$(host_addr "$i")
+    if ! ip netns exec "$ns" true >/dev/null 2>&1; then
+      ip link del "$veth" >/dev/null 2>&1 || true
+      ip netns del "$ns" >/dev/null 2>&1 || true
+      ip netns add "$ns"
+    fi
+    if ! ip link show "$veth" >/dev/null 2>&1 || ! ip -n "$ns" link show eth0 >/dev/null 2>&1; then
+      ip link del "$veth" >/dev/null 2>&1 || true
+      ip -n "$ns" link del eth0 >/dev/null 2>&1 || true
+      ip link add "$veth" type veth peer name eth0 netns "$ns"
+    fi
+    set_sysctl "/proc/sys/net/ipv6/conf/$veth/disable_ipv6" 1
+    ip link set "$veth" master "$BRIDGE"
+    ip link set "$veth" up
+    ip netns exec "$ns" sh -c '
+      for f in /proc/sys/net/ipv6/conf/all/disable_ipv6 /proc/sys/net/ipv6/conf/default/disable_ipv6 /proc/sys/net/ipv6/conf/eth0/disable_ipv6; do
+        [ -w "$f" ] && echo 1 >"$f" 2>/dev/null; done; true'
+    ip -n "$ns" link set lo up
+    ip -n "$ns" addr flush dev eth0
+    ip -n "$ns" addr add "$addr/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    # host transmit: the namespace end; host receive: the bridge port
+    apply_qdisc "$ns" eth0 "$delay"
+    apply_qdisc "" "$veth" 0
+    mkdir -p -- "$STATE/tmp/$ns"
+    chmod 1777 -- "$STATE/tmp/$ns"
+    # address  hostname  namespace  tmpdir
+    printf '%s %s %s %s\n' "$addr" "$ns" "$ns" "$STATE/tmp/$ns" >>"$STATE/hosts.tmp"
+  done
+  mv -f -- "$STATE/hosts.tmp" "$STATE/hosts"
+  rm -f -- "$STATE"/hostfile.*
+
+  wait_links_up "$n"
+  note "up: $n hosts on $SUBNET, $RATE per direction, latency $LATENCY (tbf burst $BURST B, queue $QLIMIT B)"
+}
+
+wait_links_up() {
+  local n=$1 i tries ns
+  for ((i = 0; i < n; i++)); do
+    ns=$(ns_name "$i")
+    for ((tries = 0; tries < 50; tries++)); do
+      if ip -n "$ns" -o link show eth0 2>/dev/null | grep -q 'state UP'; then
+        break
+      fi
+      sleep 0.1
+    done
+  done
+}
+
+# --- down --------------------------------------------------------------------
+
+teardown() {
+  local i
+  for i in $(existing_indices); do
+    remove_host "$i"
+  done
+  # bridge ports whose namespace has already gone
+  local l
+  for l in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E "^${PREFIX}-v[0-9]+\$" || true); do
+    ip link del "$l" >/dev/null 2>&1 || true
+  done
+  ip link del "$BRIDGE" >/dev/null 2>&1 || true
+  ip link del "$PREFIX-probe" >/dev/null 2>&1 || true
+  if [[ -d $STATE ]]; then
+    rm -rf -- "${STATE:?}"
+  fi
+}
+
+cmd_down() {
+  [[ $# -eq 0 ]] || usage_error "down takes no arguments"
+  require_tools
+  take_lock -x
+  if ! read_config && ! ip link show "$BRIDGE" >/dev/null 2>&1 && [[ -z $(existing_indices) ]]; then
+    note "down: nothing to remove"
+    return 0
+  fi
+  [[ -n ${CFG_SUBNET:-} ]] && SUBNET=$CFG_SUBNET
+  teardown
+  note "down: removed"
+}
+
+# --- status ------------------------------------------------------------------
+
+cmd_status() {
+  [[ $# -eq 0 ]] || usage_error "status takes no arguments"
+  require_tools
+  local idx
+  idx=$(existing_indices | tr '\n' ' ')
+  if ! read_config; then
+    if [[ -z $idx ]] && ! ip link show "$BRIDGE" >/dev/null 2>&1; then
+      echo "cluster: down"
+      return 3
+    fi
+    echo "cluster: partial (no state in $STATE; run '$PROG down')"
+  else
+    echo "cluster: up, $CFG_N hosts, subnet $CFG_SUBNET, rate $CFG_RATE per direction, latency $CFG_LATENCY"
+    echo "state:   $STATE"
+  fi
+  if ip link show "$BRIDGE" >/dev/null 2>&1; then
+    printf 'bridge:  %s %s\n' "$BRIDGE" "$(ip -4 -o addr show dev "$BRIDGE" | awk '{print $4}' | tr '\n' ' ')"
+  else
+    echo "bridge:  $BRIDGE MISSING"
+  fi
+  local i ns veth addr
+  printf '%-10s %-18s %-10s %s\n' HOST ADDRESS PORT QDISCS
+  for i in $idx; do
+    ns=$(ns_name "$i"); veth=$(veth_name "$i")
+    addr=$(ip -n "$ns" -4 -o addr show dev eth0 2>/dev/null | awk '{print $4}' | head -n1)
+    printf '%-10s %-18s %-10s\n' "$ns" "${addr:-none}" "$veth"
+    ip netns exec "$ns" tc qdisc show dev eth0 2>/dev/null | sed 's/^/    tx (eth0): /'
+    tc qdisc show dev "$veth" 2>/dev/null | sed 's/^/    rx (port): /'
+  done
+  local mismatch=0
+  if [[ -n ${CFG_N:-} ]]; then
+    for ((i = 0; i < CFG_N; i++)); do
+      ip netns exec "$(ns_name "$i")" true >/dev/null 2>&1 || { echo "host $(ns_name "$i") MISSING"; mismatch=1; }
+    done
+  fi
+  return $mismatch
+}
+
+# --- run ---------------------------------------------------------------------
+
+cmd_run() {
+  local np="" per_host=1 timeout=""
+  local -a xs=() mcas=()
+  while [[ $# -gt 0 ]]; do
+    case $1 in
+      -n|-np|--np)  [[ $# -ge 2 ]] || usage_error "$1 needs a value"; np=$2; shift 2 ;;
+      --per-host)   [[ $# -ge 2 ]] || usage_error "$1 needs a value"; per_host=$2; shift 2 ;;
+      -x)           [[ $# -ge 2 ]] || usage_error "-x needs VAR=VAL"; xs+=(-x "$2"); shift 2 ;;
+      --mca)        [[ $# -ge 3 ]] || usage_error "--mca needs KEY VALUE"; mcas+=(--mca "$2" "$3"); shift 3 ;;
+      --timeout)    [[ $# -ge 2 ]] || usage_error "$1 needs seconds"; timeout=$2; shift 2 ;;
+      --)           shift; break ;;
+      -h|--help)    usage; exit 0 ;;
+      -*)           usage_error "run: unknown option '$1'" ;;
+      *)            break ;;
+    esac
+  done
+  [[ $# -ge 1 ]] || usage_error "run needs a command after --"
+  [[ $per_host =~ ^[0-9]+$ ]] && (( per_host >= 1 )) || usage_error "--per-host must be a positive integer"
+  [[ -z $np || ( $np =~ ^[0-9]+$ && np -ge 1 ) ]] || usage_error "-n must be a positive integer"
+  [[ -z $timeout || $timeout =~ ^[0-9]+$ ]] || usage_error "--timeout must be whole seconds"
+
+  require_tools
+  command -v mpirun >/dev/null 2>&1 || unavailable "'mpirun' not found in PATH"
+  [[ -x $AGENT ]] || die "launch agent $AGENT missing or not executable"
+  take_lock -s
+  read_config || die "cluster is not up (no $STATE/config); run '$PROG up N' first"
+  [[ -r $STATE/hosts ]] || die "cluster state incomplete ($STATE/hosts missing); run '$PROG up N' again"
+
+  local nhosts
+  nhosts=$(wc -l <"$STATE/hosts")
+  (( nhosts >= 1 )) || die "no hosts in $STATE/hosts"
+  local cap=$(( nhosts * per_host ))
+  [[ -n $np ]] || np=$cap
+  (( np <= cap )) || die "-n $np exceeds $nhosts hosts x $per_host per host = $cap; use --per-host"
+  local used=$(( (np + per_host - 1) / per_host ))
+
+  local hostfile="$STATE/hostfile.$used.$per_host"
+  if [[ ! -s $hostfile ]]; then
+    awk -v k="$per_host" -v m="$used" 'NR <= m { print $1 " slots=" k " max_slots=" k }' \
+      "$STATE/hosts" >"$hostfile.$$"
+    mv -f -- "$hostfile.$$" "$hostfile"
+  fi
+
+  local -a cmd=(mpirun --allow-run-as-root --oversubscribe
+    --hostfile "$hostfile" -n "$np" --map-by slot --bind-to none
+    --mca plm rsh
+    --mca plm_rsh_agent "$AGENT"
+    --mca plm_rsh_no_tree_spawn 1
+    --mca plm_rsh_num_concurrent 128
+    --mca oob_tcp_if_include "$CFG_SUBNET"
+    --mca btl_tcp_if_include "$CFG_SUBNET"
+    --mca btl tcp,self
+    --mca mpi_yield_when_idle 1
+    --mca rtc '^hwloc')
+  [[ -n $timeout ]] && cmd+=(--timeout "$timeout")
+  cmd+=("${mcas[@]}" "${xs[@]}" "$@")
+
+  if [[ ${PAPSHIM_CLUSTER_VERBOSE:-0} == 1 ]]; then
+    echo "$PROG: running: ${cmd[*]}" >&2
+  fi
+  # mpirun's own session directory; per-host ones are set by the agent.
+  # Anything that would pin every daemon to the same directory is dropped.
+  export PAPSHIM_CLUSTER_STATE="$STATE"
+  export TMPDIR="$STATE/tmp/mpirun"
+  export SHELL=/bin/bash
+  unset OMPI_MCA_orte_tmpdir_base
+  # Open MPI's rsh launcher prints a harmless warning when the agent it
+  # forked has already exec'd before the parent's setpgid(); drop just that.
+  local errfd filter_pid
+  exec {errfd}> >(grep --line-buffered -v -E \
+      'plm:rsh: Warning: setpgid\([0-9]+,[0-9]+\) failed in parent with errno=Permission denied' >&2)
+  filter_pid=$!
+  set +e
+  "${cmd[@]}" 2>&"$errfd"
+  local rc=$?
+  exec {errfd}>&-
+  wait "$filter_pid" 2>/dev/null
+  set -e
+  return $rc
+}
+
+# --- main --------------------------------------------------------------------
+
+[[ $# -ge 1 ]] || { usage >&2; exit $EX_USAGE; }
+sub=$1; shift
+case $sub in
+  up)     cmd_up "$@" ;;
+  down)   cmd_down "$@" ;;
+  status) cmd_status "$@" ;;
+  run)    cmd_run "$@" ;;
+  -h|--help|help) usage ;;
+  *) usage_error "unknown command '$sub'" ;;
+esac

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what papshim needs to build, test and benchmark, with apt, only
+# when something is missing (quick when everything is present).
+set -euo pipefail
+packages=(g++ gfortran cmake make pkg-config binutils iproute2 python3 python3-matplotlib
+          libopenmpi-dev openmpi-bin libunwind-dev libspdlog-dev libboost-dev
+          libgtest-dev libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "setup: not root and no sudo; install: ${missing[*]}" >&2; exit 1; }
+  sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,51 @@
+// Call sites: an intercepted call is identified by the return addresses of
+// the PAPSHIM_CALLSITE_DEPTH frames above the MPI entry point.
+//
+// Works as follows: the wrapper passes its own return address (the
+// application's call instruction + 1); for deeper stacks libunwind walks the
+// stack, finds that frame and keeps the next depth-1 frames.  Raw addresses
+// differ between processes (ASLR), so the report uses a portable key: for
+// each frame the module path and the offset inside it (dladdr), which is the
+// same on every rank running the same binaries.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace papshim {
+
+constexpr int kMaxCallsiteDepth = 8;
+
+struct CallSite {
+  std::array<void*, kMaxCallsiteDepth> pc{};
+  int depth = 0;
+  bool operator==(const CallSite& o) const { return depth == o.depth && pc == o.pc; }
+};
+
+struct CallSiteHash {
+  std::size_t operator()(const CallSite& c) const {
+    std::uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < c.depth; ++i) h = (h ^ reinterpret_cast<std::uintptr_t>(c.pc[i])) * 1099511628211ull;
+    return static_cast<std::size_t>(h);
+  }
+};
+
+// `ret` is the wrapper's __builtin_return_address(0).
+CallSite capture_callsite(void* ret, int depth);
+
+// Portable key: "module+0xoffset" per frame, joined by ';'.
+std::string callsite_key(const CallSite& c);
+
+// Human form of one key, resolved on the reporting rank:
+// "function+0xoff (module)" and "file:line" when debug info is present.
+struct ResolvedSite {
+  std::string function;  // "main+0x4f (demo)" or "?? (module)"
+  std::string file_line; // "demo.c:42" or ""
+};
+ResolvedSite resolve_callsite_key(const std::string& key);
+
+// Splits one "module+0xoffset" frame key; false when malformed.
+bool parse_frame_key(const std::string& frame, std::string& module, std::uintptr_t& offset);
+
+}  // namespace papshim

@@ -1,0 +1,210 @@
+// Works as follows: dispatch() takes the arrival time, finds the
+// communicator's context, decides (forced algorithm or auto), checks that the
+// algorithm can run this call (falls back to native otherwise, with the
+// reason counted in the report), builds or reuses the schedule, optionally
+// verifies the consistency invariant (PAPSHIM_CHECK), executes it, and
+// records the call.  Every input of the decision is identical on all ranks
+// of the communicator: the call's arguments (count, type size, op, root,
+// size), the job-wide configuration (checked at MPI_Init) and the arrival
+// vector (all zeros until the predictor provides one).
+#include "shim/dispatch.h"
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "algorithms/catalog.h"
+#include "algorithms/executor.h"
+#include "config/log.h"
+#include "shim/callsite.h"
+#include "shim/clock.h"
+#include "shim/comm_context.h"
+#include "shim/runtime.h"
+#include "shim/stats.h"
+
+namespace papshim {
+
+int call_native(const CallArgs& a) {
+  switch (a.coll) {
+    case Collective::Allreduce: return PMPI_Allreduce(a.sendbuf, a.recvbuf, a.count, a.type, a.op, a.comm);
+    case Collective::Reduce: return PMPI_Reduce(a.sendbuf, a.recvbuf, a.count, a.type, a.op, a.root, a.comm);
+    case Collective::Allgather:
+      return PMPI_Allgather(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.count, a.type, a.comm);
+  }
+  return MPI_ERR_INTERN;
+}
+
+namespace {
+
+struct Decision {
+  Algo algo = Algo::Native;
+  std::string fallback;  // non-empty: the requested algorithm could not run
+};
+
+const std::string& setting_for(Collective c) {
+  const Config& cfg = runtime().cfg;
+  return c == Collective::Allreduce ? cfg.allreduce : c == Collective::Reduce ? cfg.reduce : cfg.allgather;
+}
+
+// Arguments MPI would reject go to PMPI untouched, so its error handling is
+// what the user sees.  Every test here is identical on all ranks of a valid
+// call.
+bool arguments_plain(const CallArgs& a, const CommContext& ctx) {
+  if (a.count < 0 || a.type == MPI_DATATYPE_NULL) return false;
+  if (a.coll == Collective::Allgather) return a.sendtype != MPI_DATATYPE_NULL || a.sendbuf == MPI_IN_PLACE;
+  if (a.op == MPI_OP_NULL) return false;
+  if (a.coll == Collective::Reduce && (a.root < 0 || a.root >= ctx.size)) return false;
+  return true;
+}
+
+std::uint64_t fnv(std::uint64_t h, const void* p, std::size_t n) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+std::uint64_t params_hash(Algo algo, const ScheduleParams& p) {
+  std::uint64_t h = 1469598103934665603ull;
+  const int head[] = {static_cast<int>(algo), p.nprocs, p.root, p.nseg};
+  h = fnv(h, head, sizeof head);
+  h = fnv(h, &p.count, sizeof p.count);
+  h = fnv(h, &p.tau, sizeof p.tau);
+  return fnv(h, p.arrival.data(), p.arrival.size() * sizeof(double));
+}
+
+// A few recent schedules; the same decision inputs give the same schedule.
+std::shared_ptr<const Schedule> cached_schedule(Algo algo, const ScheduleParams& p, std::string& why_not) {
+  static std::mutex mu;
+  static std::unordered_map<std::uint64_t, std::shared_ptr<const Schedule>> cache;
+  const std::uint64_t key = params_hash(algo, p);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  BuildResult r = build_schedule(algo, p);
+  if (!r.schedule) {
+    why_not = r.reason;
+    return nullptr;
+  }
+  auto s = std::make_shared<const Schedule>(std::move(*r.schedule));
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() >= 64) cache.clear();
+  cache.emplace(key, s);
+  return s;
+}
+
+// PAPSHIM_CHECK: every rank must hold the same decision inputs.
+bool inputs_agree(const CommContext& ctx, Algo algo, const ScheduleParams& p, std::uint64_t bytes) {
+  std::uint64_t h = fnv(params_hash(algo, p), &bytes, sizeof bytes);
+  std::uint64_t v[2] = {h, ~h}, mx[2] = {0, 0};
+  if (PMPI_Allreduce(v, mx, 2, MPI_UINT64_T, MPI_MAX, ctx.priv) != MPI_SUCCESS) return false;
+  return mx[0] == v[0] && mx[1] == v[1];
+}
+
+int type_size(MPI_Datatype t) {
+  int s = 0;
+  PMPI_Type_size(t, &s);
+  return s;
+}
+
+Decision decide(const CallArgs& a, const CommContext& ctx) {
+  Decision d;
+  const std::string& name = setting_for(a.coll);
+  const auto forced = algo_from_name(a.coll, name);
+  if (!forced) return d;  // auto: native until arrival predictions exist
+  d.algo = *forced;
+  if (d.algo == Algo::Native) return d;
+  const AlgoInfo& info = algo_info(d.algo);
+  auto fall = [&](const char* why) {
+    d.algo = Algo::Native;
+    d.fallback = why;
+    return d;
+  };
+  if (ctx.size == 1) return fall("communicator of size 1");
+  if (a.count == 0) return fall("count 0");
+  if (info.needs_commutative) {
+    int commute = 0;
+    PMPI_Op_commutative(a.op, &commute);
+    if (!commute) return fall("non-commutative op");
+  }
+  return d;
+}
+
+}  // namespace
+
+int dispatch(const CallArgs& a) {
+  Runtime& rt = runtime();
+  const double arrival = now();
+  CommContext* ctx = CommRegistry::instance().get(a.comm, rt.world_rank);
+  if (ctx == nullptr) return call_native(a);  // intercommunicator or invalid
+  if (!arguments_plain(a, *ctx)) return call_native(a);
+  const std::uint64_t seq = ctx->seq++;
+
+  Decision d = decide(a, *ctx);
+  std::shared_ptr<const Schedule> sched;
+  ScheduleParams p;
+  const int tsize = type_size(a.type);
+  if (d.algo != Algo::Native) {
+    p.nprocs = ctx->size;
+    p.root = a.coll == Collective::Reduce ? a.root : 0;
+    p.count = static_cast<std::size_t>(a.count);
+    p.nseg = a.coll == Collective::Allgather ? ctx->size
+             : rt.cfg.clv_segments > 0    ? rt.cfg.clv_segments
+                                          : ctx->size;
+    p.arrival.assign(static_cast<std::size_t>(ctx->size), 0.0);
+    p.tau = 5e-6 + 1e-10 * static_cast<double>(tsize) * static_cast<double>(a.count) / ctx->size;
+    std::string why_not;
+    sched = cached_schedule(d.algo, p, why_not);
+    if (!sched) {
+      d.fallback = why_not;
+      d.algo = Algo::Native;
+    } else if (sched->max_tag() > ctx->tag_ub) {
+      d.fallback = "schedule tags exceed MPI_TAG_UB";
+      d.algo = Algo::Native;
+      sched.reset();
+    }
+  }
+
+  int rc = MPI_SUCCESS;
+  if (!sched) {
+    if (!d.fallback.empty())
+      log().info("{} on communicator {:#x}: {} requested, running native: {}", to_string(a.coll), ctx->id,
+                 setting_for(a.coll), d.fallback);
+    rc = call_native(a);
+  } else {
+    if (rt.cfg.check && !inputs_agree(*ctx, d.algo, p, static_cast<std::uint64_t>(tsize) * a.count)) {
+      user_error(std::string("PAPSHIM_CHECK: the decision inputs of ") + to_string(a.coll) + " call #" +
+                 std::to_string(seq) + " differ between ranks (count, type size, root, algorithm, arrival vector "
+                 "or costs); the ranks would run different schedules. Aborting.");
+      PMPI_Abort(a.comm, 3);
+    }
+    ExecArgs e;
+    e.coll = a.coll;
+    e.sendbuf = a.sendbuf;
+    e.recvbuf = a.recvbuf;
+    e.count = a.count;
+    e.type = a.type;
+    e.sendcount = a.sendcount;
+    e.sendtype = a.sendtype;
+    e.op = a.op;
+    e.root = a.root;
+    e.comm = ctx->priv;
+    e.self = rt.self_priv;
+    rc = execute(*sched, ctx->rank, e);
+    if (rc != MPI_SUCCESS) {
+      log().error("{} with {} failed with MPI error {}", to_string(a.coll), algo_info(d.algo).name, rc);
+      PMPI_Comm_call_errhandler(a.comm, rc);
+    }
+  }
+  const double exit_time = now();
+  const std::uint64_t bytes = static_cast<std::uint64_t>(tsize) * static_cast<std::uint64_t>(a.count) *
+                              (a.coll == Collective::Allgather ? static_cast<std::uint64_t>(ctx->size) : 1u);
+  SiteKey key{a.coll, ctx->id, ctx->size, capture_callsite(a.ret_addr, rt.cfg.callsite_depth)};
+  Stats::instance().record(key, seq, arrival, exit_time, bytes, algo_info(d.algo).name, d.fallback);
+  return rc;
+}
+
+}  // namespace papshim

@@ -1,0 +1,190 @@
+// Works as follows.  on_init() runs right after the MPI library initialised:
+// it reads the configuration, then checks it across MPI_COMM_WORLD with one
+// allreduce (a parse error anywhere, or a job-wide parameter whose value
+// differs between ranks, stops every rank with one line naming the variable,
+// and a nonzero exit), creates the private world and self duplicates and
+// sets up logging.  on_finalize() gathers every rank's statistics to rank 0,
+// which writes the report, then frees every private communicator.
+#include "shim/runtime.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "config/log.h"
+#include "shim/clock.h"
+#include "shim/comm_context.h"
+#include "shim/report.h"
+#include "shim/stats.h"
+
+namespace papshim {
+
+thread_local bool ReentryGuard::depth_ = false;
+double g_clock_offset_s = 0;
+
+Runtime& runtime() {
+  static Runtime rt;
+  return rt;
+}
+
+namespace {
+
+std::uint64_t hash_str(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h;
+}
+
+[[noreturn]] void stop_job(const std::string& msg, bool print) {
+  if (print) user_error(msg);
+  std::fflush(stdout);
+  PMPI_Finalize();
+  _exit(EXIT_FAILURE);
+}
+
+// Every rank parses; one allreduce tells all ranks whether any failed and
+// which job-wide values differ.  Nobody waits for anybody else alone, so a
+// bad value can never hang the job.
+void validate_across_ranks(Runtime& rt, const std::string& parse_error) {
+  const auto& values = rt.cfg.values;
+  const std::size_t n = values.size();
+  // [0] = lowest rank with a parse error (INT_MAX none); then per parameter
+  // (hash, ~hash) so MAX over both detects any difference.
+  std::vector<std::uint64_t> mine(1 + 2 * n, 0), maxed(mine.size(), 0);
+  mine[0] = parse_error.empty() ? 0 : ~static_cast<std::uint64_t>(rt.world_rank);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t h = is_job_wide(values[i].first) ? hash_str(values[i].second) : 0;
+    mine[1 + 2 * i] = h;
+    mine[2 + 2 * i] = ~h;
+  }
+  PMPI_Allreduce(mine.data(), maxed.data(), static_cast<int>(mine.size()), MPI_UINT64_T, MPI_MAX, rt.world_priv);
+  if (maxed[0] != 0) {
+    const auto first_bad = static_cast<int>(~maxed[0]);
+    stop_job(parse_error, first_bad == rt.world_rank);
+  }
+  std::string differ;
+  for (std::size_t i = 0; i < n; ++i)
+    if (maxed[1 + 2 * i] != mine[1 + 2 * i] || maxed[2 + 2 * i] != mine[2 + 2 * i])
+      differ += (differ.empty() ? "" : ", ") + values[i].first;
+  if (!differ.empty()) {
+    std::string msg = differ + " differ between ranks (rank " + std::to_string(rt.world_rank) + " has";
+    for (const auto& [name, v] : values)
+      if (differ.find(name) != std::string::npos) msg += " " + name + "='" + v + "'";
+    msg += "); set the same value on every rank, e.g. with mpirun -x";
+    // Every rank sees the difference; the lowest rank reports it.
+    stop_job(msg, rt.world_rank == 0);
+  }
+}
+
+std::string non_default_settings(const Config& cfg) {
+  std::string out;
+  for (const auto& spec : param_specs())
+    for (const auto& [name, v] : cfg.values)
+      if (name == spec.name && v != spec.def) out += (out.empty() ? "" : " ") + name + "=" + v;
+  return out;
+}
+
+std::string mpi_library() {
+  char buf[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int len = 0;
+  PMPI_Get_library_version(buf, &len);
+  std::string s(buf, static_cast<std::size_t>(len));
+  if (const auto nl = s.find_first_of("\n,"); nl != std::string::npos) s.resize(nl);
+  return s;
+}
+
+// Gathers a byte string from every rank to rank 0 of `comm`.
+std::vector<std::string> gather_bytes(const std::string& mine, MPI_Comm comm, int rank, int size) {
+  int len = static_cast<int>(mine.size());
+  std::vector<int> lens(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+  PMPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm);
+  std::string all;
+  if (rank == 0) {
+    long total = 0;
+    for (int i = 0; i < size; ++i) displs[static_cast<std::size_t>(i)] = static_cast<int>(total), total += lens[static_cast<std::size_t>(i)];
+    all.resize(static_cast<std::size_t>(total));
+  }
+  PMPI_Gatherv(mine.data(), len, MPI_BYTE, all.data(), lens.data(), displs.data(), MPI_BYTE, 0, comm);
+  std::vector<std::string> out;
+  if (rank == 0)
+    for (int i = 0; i < size; ++i)
+      out.push_back(all.substr(static_cast<std::size_t>(displs[static_cast<std::size_t>(i)]), static_cast<std::size_t>(lens[static_cast<std::size_t>(i)])));
+  return out;
+}
+
+void write_report(Runtime& rt) {
+  const std::string sites = Stats::instance().serialize_sites();
+  const auto recs = Stats::instance().arrivals();
+  const std::string rec_bytes(reinterpret_cast<const char*>(recs.data()), recs.size() * sizeof(ArrivalRecord));
+  int truncated = Stats::instance().arrivals_truncated() ? 1 : 0, any_truncated = 0;
+  PMPI_Reduce(&truncated, &any_truncated, 1, MPI_INT, MPI_MAX, 0, rt.world_priv);
+  auto all_sites = gather_bytes(sites, rt.world_priv, rt.world_rank, rt.world_size);
+  auto all_recs = gather_bytes(rec_bytes, rt.world_priv, rt.world_rank, rt.world_size);
+  if (rt.world_rank != 0) return;
+
+  std::vector<std::vector<ArrivalRecord>> arrivals(all_recs.size());
+  for (std::size_t r = 0; r < all_recs.size(); ++r) {
+    arrivals[r].resize(all_recs[r].size() / sizeof(ArrivalRecord));
+    std::memcpy(arrivals[r].data(), all_recs[r].data(), arrivals[r].size() * sizeof(ArrivalRecord));
+  }
+  ReportHeader h;
+  h.ranks = rt.world_size;
+  h.mpi_library = mpi_library();
+  h.config = non_default_settings(rt.cfg);
+  h.arrivals_truncated = any_truncated != 0;
+  h.wall_seconds = now() - rt.t_init;
+  const Report rep = merge_report(h, all_sites, arrivals, resolve_callsite_key);
+  for (const auto& [ext, text] : {std::pair<std::string, std::string>{".txt", format_text(rep)}, {".json", format_json(rep)}}) {
+    const std::string path = rt.cfg.report + ext;
+    std::ofstream f(path);
+    if (!(f << text)) std::fprintf(stderr, "papshim: warning: cannot write report %s\n", path.c_str());
+  }
+  log().info("report written to {}.txt and {}.json", rt.cfg.report, rt.cfg.report);
+}
+
+}  // namespace
+
+void on_init() {
+  Runtime& rt = runtime();
+  if (rt.initialised) return;
+  rt.initialised = true;
+  std::string parse_error;
+  try {
+    rt.cfg = parse_config_from_environment();
+  } catch (const ConfigError& e) {
+    parse_error = e.what();
+    rt.cfg = Config{};
+    rt.cfg = parse_config([](const char*) -> const char* { return nullptr; });
+  }
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rt.world_rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &rt.world_size);
+  PMPI_Comm_dup(MPI_COMM_WORLD, &rt.world_priv);
+  PMPI_Comm_dup(MPI_COMM_SELF, &rt.self_priv);
+  validate_across_ranks(rt, parse_error);
+  g_clock_offset_s = 1e-6 * rt.cfg.clock_offset_us;
+  rt.t_init = now();
+  init_logging(rt.cfg.log_level, rt.cfg.log_dir, rt.world_rank);
+  if (rt.cfg.help && rt.world_rank == 0) std::fputs(describe_params().c_str(), stderr);
+  rt.active = !rt.cfg.disable;
+  log().info("papshim active={} allreduce={} reduce={} allgather={}", rt.active.load(), rt.cfg.allreduce,
+             rt.cfg.reduce, rt.cfg.allgather);
+}
+
+void on_finalize() {
+  Runtime& rt = runtime();
+  if (!rt.initialised) return;
+  const bool was_active = rt.active.exchange(false);
+  if (was_active && rt.cfg.report != "off") write_report(rt);
+  CommRegistry::instance().release_all();
+  if (rt.world_priv != MPI_COMM_NULL) PMPI_Comm_free(&rt.world_priv);
+  if (rt.self_priv != MPI_COMM_NULL) PMPI_Comm_free(&rt.self_priv);
+  log().flush();
+  rt.initialised = false;
+}
+
+}  // namespace papshim

@@ -1,0 +1,61 @@
+// The C entry points.  Each wrapper is plumbing: guard against re-entry,
+// pack the arguments, dispatch; everything the shim does not handle goes to
+// PMPI unchanged.
+#include <mpi.h>
+
+#include "shim/dispatch.h"
+#include "shim/runtime.h"
+
+using papshim::CallArgs;
+using papshim::Collective;
+
+namespace {
+bool shim_on(const papshim::ReentryGuard& g) { return g.first() && papshim::runtime().active.load(std::memory_order_relaxed); }
+}  // namespace
+
+extern "C" {
+
+int MPI_Init(int* argc, char*** argv) {
+  papshim::ReentryGuard g;
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS && g.first()) papshim::on_init();
+  return rc;
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  papshim::ReentryGuard g;
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS && g.first()) papshim::on_init();
+  return rc;
+}
+
+int MPI_Finalize(void) {
+  papshim::ReentryGuard g;
+  if (g.first()) papshim::on_finalize();
+  return PMPI_Finalize();
+}
+
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  papshim::ReentryGuard g;
+  if (!shim_on(g)) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+  return papshim::dispatch(CallArgs{Collective::Allreduce, sendbuf, recvbuf, count, type, 0, MPI_DATATYPE_NULL, op,
+                                    0, comm, __builtin_return_address(0)});
+}
+
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+               MPI_Comm comm) {
+  papshim::ReentryGuard g;
+  if (!shim_on(g)) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+  return papshim::dispatch(CallArgs{Collective::Reduce, sendbuf, recvbuf, count, type, 0, MPI_DATATYPE_NULL, op,
+                                    root, comm, __builtin_return_address(0)});
+}
+
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  papshim::ReentryGuard g;
+  if (!shim_on(g)) return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  return papshim::dispatch(CallArgs{Collective::Allgather, sendbuf, recvbuf, recvcount, recvtype, sendcount,
+                                    sendtype, MPI_OP_NULL, 0, comm, __builtin_return_address(0)});
+}
+
+}  // extern "C"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs an MPI program for the test suite, oversubscribed, with a hard timeout.
+#   run_mpi.sh NP [VAR=VALUE ...] -- program [args...]
+# Variables are passed to every rank (Open MPI -x, MPICH -env).
+set -euo pipefail
+np=$1
+shift
+envs=()
+while [[ $# -gt 0 && $1 != -- ]]; do envs+=("$1"); shift; done
+[[ $# -gt 0 ]] && shift
+launcher=${MPIEXEC:-mpiexec}
+if "$launcher" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  args=(--oversubscribe --mca mpi_yield_when_idle 1 --mca btl self,vader -np "$np")
+  for e in "${envs[@]}"; do args+=(-x "$e"); done
+else
+  args=(-n "$np")
+  for e in "${envs[@]}"; do args+=(-env "${e%%=*}" "${e#*=}"); done
+fi
+exec timeout -k 10 "${PAPSHIM_TEST_TIMEOUT:-600}" "$launcher" "${args[@]}" "$@"
