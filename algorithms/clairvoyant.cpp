@@ -162,6 +162,7 @@ Generator::Generator(const ScheduleParams& params)
   out_.nseg = N_;
   out_.root = root_;
   out_.programs.resize(P);
+  for (auto& prog : out_.programs) prog.steps.reserve(2 * static_cast<std::size_t>(N_) + 2);
 }
 
 // Phase 1 (seed 5.2, merge-and-clean): G = survivors merged with the
@@ -243,14 +244,17 @@ void Generator::fix_ancestors() {
 // listings 4 and 5).  The caller knows such a leaf exists.
 int Generator::leftmost(int seg, int skip) {
   const Word* t = tree_word(seg / kWordBits);
-  const Word bit = Word{1} << (seg % kWordBits);
-  int n = 1;
-  while (n < m_) n = (t[2 * n] & bit) ? 2 * n : 2 * n + 1;
+  const int b = seg % kWordBits;
+  // Go left when the left child has the bit (branch-free: the path is
+  // unpredictable).
+  auto descend = [&](int n) {
+    while (n < m_) n = 2 * n + static_cast<int>(((t[2 * n] >> b) & 1) ^ 1);
+    return n;
+  };
+  int n = descend(1);
   if (n - m_ != skip) return n - m_;
-  while ((n & 1) || !(t[n + 1] & bit)) n >>= 1;  // climb to a right sibling having it
-  ++n;
-  while (n < m_) n = (t[2 * n] & bit) ? 2 * n : 2 * n + 1;
-  return n - m_;
+  while ((n & 1) || !((t[n + 1] >> b) & 1)) n >>= 1;  // climb to a right sibling having it
+  return descend(n + 1) - m_;
 }
 
 // Phase 3, one receiver: smallest segment first, then the first peer (the

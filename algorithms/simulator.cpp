@@ -13,9 +13,10 @@
 // 3. A discrete-event loop (min-heap on time, then insertion order) handles
 //    arrivals, transfer ends and combine ends.  All events of one instant are
 //    handled first; then dispatch() starts the waiting messages whose two
-//    ports are free, oldest ready first.  Each port keeps its waiting
-//    messages in a min-heap; a started message is dropped from the heap of
-//    its other port when it surfaces there.
+//    ports are free, oldest ready first.  Waiting messages are queued per
+//    (source, destination) pair, and each port lists its pairs that have
+//    some, so a free port finds its best startable message by looking at
+//    one head per partner.
 // 4. The symbolic state of a (rank, segment) is two bit sets over ranks,
 //    "present" and "present more than once"; a Send copies the sender's
 //    state into the message when it is released.
@@ -50,17 +51,25 @@ using Word = std::uint64_t;
 
 struct Msg {
   int send = -1, recv = -1;  // global step ids
-  bool send_posted = false, recv_posted = false, pending = false;
-  double ready = 0.0;  // when the second side was posted
+  int pair = -1;             // the (source, destination) queue it waits in
+  bool send_posted = false, recv_posted = false;
 };
 
 // A message waiting for its ports; the order is the dispatch priority.
 struct Cand {
-  double ready;
-  int send;  // global step id: orders by sender rank, then program order
-  int m;
+  double ready;  // when the second side was posted
+  int send;      // global step id: orders by sender rank, then program order
+  int m;         // message
   bool operator<(const Cand& o) const { return ready != o.ready ? ready < o.ready : send < o.send; }
   bool operator>(const Cand& o) const { return o < *this; }
+};
+
+// The ready messages from one rank to another, best first (a min-heap).  A
+// pair with waiting messages is listed at both of its ports.
+struct Pair {
+  std::array<int, 2> port;          // outgoing port of the source, incoming of the destination
+  std::array<std::size_t, 2> at{};  // index in each port's active list
+  std::vector<Cand> heap;
 };
 
 // A message (source, destination, tag) packed into one number, and a step.
@@ -199,12 +208,18 @@ class Sim {
     msg_of_.assign(rank_.size(), -1);
     msgs_.reserve(sends.size());
     std::size_t j = 0;
+    std::uint64_t last_pair = 0;
     for (const Key& k : sends) {
       if (j < recvs.size() && recvs[j].msg < k.msg) return where(recvs[j].g) + ": no matching send";
       if (j == recvs.size() || recvs[j].msg != k.msg) return where(k.g) + ": no matching receive";
       Msg m;
       m.send = k.g;
       m.recv = recvs[j++].g;
+      if (pairs_.empty() || (k.msg >> tag_bits) != last_pair) {
+        last_pair = k.msg >> tag_bits;
+        pairs_.push_back(Pair{{rank_of(m.send), P_ + rank_of(m.recv)}, {}, {}});
+      }
+      m.pair = static_cast<int>(pairs_.size()) - 1;
       if (step(m.send).seg != step(m.recv).seg)
         return where(m.send) + ": matched by " + where(m.recv) + " on another segment";
       msg_of_[sz(m.send)] = msg_of_[sz(m.recv)] = static_cast<int>(msgs_.size());
@@ -236,7 +251,7 @@ class Sim {
       for (int seg = 0; seg < s_.nseg; ++seg)
         if (s_.coll != Collective::Allgather || seg == r) set_bit(state_at(r, seg), r);
     busy_.assign(2 * sz(P_), 0.0);
-    pend_.assign(2 * sz(P_), {});
+    active_.assign(2 * sz(P_), {});
     is_touched_.assign(2 * sz(P_), 0);
     reducer_free_.assign(sz(P_), 0.0);
     exit_ = arrival_;
@@ -300,23 +315,23 @@ class Sim {
     Msg& msg = msgs_[sz(m)];
     (send_side ? msg.send_posted : msg.recv_posted) = true;
     if (!msg.send_posted || !msg.recv_posted) return;
-    msg.ready = t;
     if (!cost_.serial_ports) {
       start(m, t);
       return;
     }
-    msg.pending = true;
-    for (int p : ports(m)) {
-      auto& h = pend_[sz(p)];
-      h.push_back(Cand{t, msg.send, m});
-      std::push_heap(h.begin(), h.end(), std::greater<>());
-      touch(p);
-    }
+    Pair& pr = pairs_[sz(msg.pair)];
+    if (pr.heap.empty())
+      for (int side = 0; side < 2; ++side) {
+        auto& list = active_[sz(pr.port[sz(side)])];
+        pr.at[sz(side)] = list.size();
+        list.push_back(msg.pair);
+      }
+    pr.heap.push_back(Cand{t, msg.send, m});
+    std::push_heap(pr.heap.begin(), pr.heap.end(), std::greater<>());
+    for (int p : pr.port) touch(p);
   }
 
-  std::array<int, 2> ports(int m) const {  // outgoing port of the sender, incoming of the receiver
-    return {rank_of(msgs_[sz(m)].send), P_ + rank_of(msgs_[sz(m)].recv)};
-  }
+  const std::array<int, 2>& ports(int m) const { return pairs_[sz(msgs_[sz(m)].pair)].port; }
   void touch(int p) {
     if (!is_touched_[sz(p)]) touched_.push_back(p);
     is_touched_[sz(p)] = 1;
@@ -330,54 +345,54 @@ class Sim {
   }
 
   // Start waiting messages whose two ports are free, oldest ready first.
-  // Each round takes, from every touched free port, its best message whose
-  // other port is free too, and starts them in priority order; a port that
-  // loses its pick to a better message is looked at again next round.
+  // Each round takes, from every touched free port, the best message at the
+  // head of one of its pairs whose other port is free too, and starts them
+  // in priority order; a port that loses its pick to a better message is
+  // looked at again in the next round.
   void dispatch(double t) {
     while (!touched_.empty()) {
       cand_.clear();
       for (int p : touched_) {
         is_touched_[sz(p)] = 0;
-        if (busy_[sz(p)] <= t) best_waiting(p, t);
+        if (busy_[sz(p)] > t) continue;
+        const Cand* best = nullptr;
+        for (int pi : active_[sz(p)]) {
+          const Pair& pr = pairs_[sz(pi)];
+          const int other = pr.port[0] == p ? pr.port[1] : pr.port[0];
+          if (busy_[sz(other)] <= t && (!best || pr.heap.front() < *best)) best = &pr.heap.front();
+        }
+        if (best) cand_.push_back(*best);
       }
       touched_.clear();
       std::sort(cand_.begin(), cand_.end());
       cand_.erase(std::unique(cand_.begin(), cand_.end(), [](const Cand& a, const Cand& b) { return a.m == b.m; }),
                   cand_.end());
       for (const Cand& c : cand_) {
-        const auto pp = ports(c.m);
-        if (busy_[sz(pp[0])] <= t && busy_[sz(pp[1])] <= t) {
-          msgs_[sz(c.m)].pending = false;  // stays in both heaps until popped
+        Pair& pr = pairs_[sz(msgs_[sz(c.m)].pair)];
+        if (busy_[sz(pr.port[0])] <= t && busy_[sz(pr.port[1])] <= t) {
+          pop_head(pr);
           start(c.m, t);
         } else {
-          for (int p : pp)
+          for (int p : pr.port)
             if (busy_[sz(p)] <= t) touch(p);
         }
       }
     }
   }
 
-  // Adds to cand_ the first waiting message of port p whose other port is
-  // free at t.  Heap entries of messages already started are dropped here.
-  void best_waiting(int p, double t) {
-    auto& h = pend_[sz(p)];
-    const auto greater = std::greater<>();
-    skipped_.clear();
-    while (!h.empty()) {
-      const Cand c = h.front();
-      const auto pp = ports(c.m);
-      const bool live = msgs_[sz(c.m)].pending;
-      if (live && busy_[sz(pp[0] == p ? pp[1] : pp[0])] <= t) {
-        cand_.push_back(c);
-        break;
-      }
-      std::pop_heap(h.begin(), h.end(), greater);
-      h.pop_back();
-      if (live) skipped_.push_back(c);
-    }
-    for (const Cand& c : skipped_) {
-      h.push_back(c);
-      std::push_heap(h.begin(), h.end(), greater);
+  // Removes the best message of a pair (the one being started); an emptied
+  // pair leaves the active lists of its ports.
+  void pop_head(Pair& pr) {
+    std::pop_heap(pr.heap.begin(), pr.heap.end(), std::greater<>());
+    pr.heap.pop_back();
+    if (!pr.heap.empty()) return;
+    for (int side = 0; side < 2; ++side) {
+      auto& list = active_[sz(pr.port[sz(side)])];
+      const std::size_t at = pr.at[sz(side)];
+      Pair& moved = pairs_[sz(list.back())];
+      moved.at[moved.port[0] == pr.port[sz(side)] ? 0 : 1] = at;
+      list[at] = list.back();
+      list.pop_back();
     }
   }
 
@@ -486,9 +501,10 @@ class Sim {
   std::vector<Word> state_, payload_;
   std::vector<double> busy_, reducer_free_, exit_;
   std::vector<double> bytes_;         // per segment
-  std::vector<std::vector<Cand>> pend_;  // per port: min-heap of waiting messages
+  std::vector<Pair> pairs_;
+  std::vector<std::vector<int>> active_;  // per port: pairs with waiting messages
   std::vector<int> touched_;
-  std::vector<Cand> cand_, skipped_;
+  std::vector<Cand> cand_;
   std::vector<char> is_touched_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> heap_;
   std::uint64_t seq_ = 0;

@@ -37,9 +37,17 @@
 // The seeds' figures (prr-slt-allreduce.txt, figures 2, 6, 8) count time in
 // tau, one transfer plus reduction of a segment between two processes.
 // SimCost::tau_steps(tau) is that unit: alpha = tau, beta = gamma = 0.
-// Ring allreduce, P = 4, one process 2 tau late gives 8 tau (figure 8a)
-// under both port models.  See test_worked_examples.cpp for what the other
-// figures give and why.
+// With P = 4 and process 0 late:
+//   figure 8a ring, 2 tau late: 8 tau, in both port models (as drawn);
+//   figure 8b PRR: 7 tau with unlimited ports (as drawn), 9 with serial ports:
+//     the late process must take in all four slices one after the other;
+//   figure 6 linear tree / SLT, 4 tau late: drawn 14 / 12, here 13 / 11 with
+//     serial ports (10 / 8 unlimited): the figure 5 listing cannot take 14 in
+//     any port model; the 2 tau saving is the same.
+// No one model gives all four drawn numbers.  Serial ports are the default
+// because they also reproduce the seed's measurements (table 3: SLT slower
+// than ring when nobody is late, PRR level with it, both ahead when one
+// process is late).  tests/unit/test_worked_examples.cpp has the details.
 //
 // Data check (symbolic)
 //   Each (rank, segment) holds the multiset of ranks whose contribution it
@@ -53,10 +61,12 @@
 //   {b}.
 //
 // Errors (SimResult::ok == false, `error` names the rank, step and segment):
-// bad peer (out of range or self), bad segment, negative tag, RecvReduce in
-// an Allgather, a send without its receive or the reverse, two messages with
-// the same (source, destination, tag), send and receive on different
-// segments, deadlock (steps left, nothing can move), wrong final data.
+// a malformed schedule (no ranks, nseg < 1, allgather with nseg != P, root
+// out of range, arrival of the wrong size), bad peer (out of range or self),
+// bad segment, negative tag, RecvReduce in an Allgather, a send without its
+// receive or the reverse, two messages with the same (source, destination,
+// tag), send and receive on different segments, deadlock (steps left,
+// nothing can move), wrong final data.
 #pragma once
 
 #include <cstddef>
@@ -86,6 +96,8 @@ struct SimCost {
 struct SimResult {
   bool ok = false;
   std::string error;             // empty when ok
+  // Filled in whenever the schedule passed the static checks, also when it
+  // then deadlocked (steps never done do not count) or ended with wrong data.
   std::vector<double> exit;      // per rank, same clock as the arrivals
   double mean_elapsed = 0.0;     // mean over ranks of exit - arrival
   double max_exit = 0.0;         // latest exit

@@ -37,11 +37,12 @@ if [[ -z $entry ]]; then
 fi
 read -r _addr hname ns tmp <<<"$entry"
 
+# shellcheck disable=SC2016  # $1/$2 belong to the inner shell
 exec ip netns exec "$ns" unshare --uts -- env -i \
   PATH="${PATH:-/usr/local/bin:/usr/bin:/bin}" \
   ${LD_LIBRARY_PATH:+LD_LIBRARY_PATH="$LD_LIBRARY_PATH"} \
   HOME="${HOME:-/root}" USER="${USER:-root}" LOGNAME="${LOGNAME:-root}" \
   SHELL=/bin/bash LANG=C.UTF-8 \
   TMPDIR="$tmp" OMPI_MCA_orte_tmpdir_base="$tmp" \
-  /bin/bash -c 'hostname "$1" || exit 255; cd "$3" 2>/dev/null || cd /; exec /bin/bash -c "$2"' \
-  "$PROG" "$hname" "$cmdline" "$PWD"
+  /bin/bash -c 'hostname "$1" || exit 255; exec /bin/bash -c "$2"' \
+  "$PROG" "$hname" "$cmdline"

@@ -101,11 +101,17 @@ probe_kernel() {
 }
 
 # Serialise up/down/run of this script: up/down exclusive, run shared.
+# take_lock MODE [SECONDS [soft]]: with "soft", carry on without the lock
+# when it cannot be had in time (down must be able to clear hung jobs).
 take_lock() {
-  local mode=$1
+  local mode=$1 wait=${2:-600} soft=${3:-}
   exec 9<"${BASH_SOURCE[0]}"
-  if ! flock "$mode" -w 600 9; then
-    die "timed out waiting for another $PROG (lock on ${BASH_SOURCE[0]})"
+  if ! flock "$mode" -w "$wait" 9; then
+    if [[ $soft == soft ]]; then
+      note "jobs are still running on the cluster after ${wait}s; ending them"
+      return 0
+    fi
+    die "timed out after ${wait}s waiting for another $PROG (lock on ${BASH_SOURCE[0]})"
   fi
 }
 
@@ -170,7 +176,7 @@ existing_indices() {
 }
 
 set_sysctl() {  # path value ; silently ignored when the knob does not exist
-  [[ -w $1 ]] && echo "$2" >"$1" 2>/dev/null || true
+  if [[ -w $1 ]]; then echo "$2" >"$1" 2>/dev/null || true; fi
 }
 
 # --- shaping -----------------------------------------------------------------
@@ -191,8 +197,59 @@ apply_qdisc() {
 
 # --- up ----------------------------------------------------------------------
 
+# Processes still running inside a namespace (a hung job) would keep it
+# alive after `ip netns del`; they were started through this cluster, so end
+# them: TERM, then KILL after two seconds.
+kill_ns_procs() {
+  local ns=$1 pids t
+  pids=$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')
+  [[ -n ${pids// /} ]] || return 0
+  note "ending processes left in $ns: $pids"
+  # shellcheck disable=SC2086
+  kill -TERM $pids 2>/dev/null || true
+  for ((t = 0; t < 20; t++)); do
+    sleep 0.1
+    pids=$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')
+    [[ -n ${pids// /} ]] || return 0
+  done
+  # shellcheck disable=SC2086
+  kill -KILL $pids 2>/dev/null || true
+}
+
+# pids of mpirun processes started by `run` for this cluster (their command
+# line names a hostfile in the state directory)
+cluster_mpiruns() {
+  local f pid
+  for f in /proc/[0-9]*/cmdline; do
+    pid=${f#/proc/}; pid=${pid%/cmdline}
+    [[ $pid == "$$" ]] && continue
+    if { tr '\0' ' ' <"$f"; } 2>/dev/null | grep -qF -- "--hostfile $STATE/hostfile."; then
+      echo "$pid"
+    fi
+  done
+}
+
+# mpirun of a job still running when the cluster goes away would wait for
+# its vanished daemons forever: end it first (it then ends its daemons).
+end_mpiruns() {
+  local pids t
+  pids=$(cluster_mpiruns | tr '\n' ' ')
+  [[ -n ${pids// /} ]] || return 0
+  note "ending mpirun of running jobs: $pids"
+  # shellcheck disable=SC2086
+  kill -TERM $pids 2>/dev/null || true
+  for ((t = 0; t < 50; t++)); do
+    sleep 0.1
+    pids=$(cluster_mpiruns | tr '\n' ' ')
+    [[ -n ${pids// /} ]] || return 0
+  done
+  # shellcheck disable=SC2086
+  kill -KILL $pids 2>/dev/null || true
+}
+
 remove_host() {
   local i=$1
+  kill_ns_procs "$(ns_name "$i")"
   ip netns del "$(ns_name "$i")" >/dev/null 2>&1 || true
   ip link del "$(veth_name "$i")" >/dev/null 2>&1 || true
   rm -rf -- "${STATE:?}/tmp/$(ns_name "$i")"
@@ -207,13 +264,13 @@ check_subnet_free() {
 }
 
 read_config() {  # fills CFG_* from $STATE/config; returns 1 if absent
-  CFG_N=""; CFG_RATE=""; CFG_LATENCY=""; CFG_SUBNET=""; CFG_PREFIX=""
+  CFG_N=""; CFG_RATE=""; CFG_LATENCY=""; CFG_SUBNET=""
   [[ -r $STATE/config ]] || return 1
   local k v
   while IFS='=' read -r k v; do
     case $k in
       N) CFG_N=$v ;; RATE) CFG_RATE=$v ;; LATENCY) CFG_LATENCY=$v ;;
-      SUBNET) CFG_SUBNET=$v ;; PREFIX) CFG_PREFIX=$v ;;
+      SUBNET) CFG_SUBNET=$v ;;
     esac
   done <"$STATE/config"
 }
@@ -223,7 +280,9 @@ cmd_up() {
   local n=$1
   RATE=${2:-1gbit}
   LATENCY=${3:-0ms}
-  [[ $n =~ ^[0-9]+$ ]] && (( 10#$n >= 1 && 10#$n <= MAX_HOSTS )) || usage_error "N must be an integer 1..$MAX_HOSTS (got '$n')"
+  if ! [[ $n =~ ^[0-9]+$ ]] || (( 10#$n < 1 || 10#$n > MAX_HOSTS )); then
+    usage_error "N must be an integer 1..$MAX_HOSTS (got '$n')"
+  fi
   n=$((10#$n))
   local rate_bytes
   rate_bytes=$(rate_to_bytes "$RATE") || usage_error "RATE '$RATE' is not a tc rate such as 1gbit, 100mbit, 10gbit"
@@ -291,6 +350,7 @@ cmd_up() {
     set_sysctl "/proc/sys/net/ipv6/conf/$veth/disable_ipv6" 1
     ip link set "$veth" master "$BRIDGE"
     ip link set "$veth" up
+    # shellcheck disable=SC2016
     ip netns exec "$ns" sh -c '
       for f in /proc/sys/net/ipv6/conf/all/disable_ipv6 /proc/sys/net/ipv6/conf/default/disable_ipv6 /proc/sys/net/ipv6/conf/eth0/disable_ipv6; do
         [ -w "$f" ] && echo 1 >"$f" 2>/dev/null; done; true'
@@ -330,6 +390,7 @@ wait_links_up() {
 
 teardown() {
   local i
+  end_mpiruns
   for i in $(existing_indices); do
     remove_host "$i"
   done
@@ -348,7 +409,7 @@ teardown() {
 cmd_down() {
   [[ $# -eq 0 ]] || usage_error "down takes no arguments"
   require_tools
-  take_lock -x
+  take_lock -x "${PAPSHIM_CLUSTER_DOWN_WAIT:-10}" soft
   if ! read_config && ! ip link show "$BRIDGE" >/dev/null 2>&1 && [[ -z $(existing_indices) ]]; then
     note "down: nothing to remove"
     return 0
@@ -417,7 +478,9 @@ cmd_run() {
     esac
   done
   [[ $# -ge 1 ]] || usage_error "run needs a command after --"
-  [[ $per_host =~ ^[0-9]+$ ]] && (( per_host >= 1 )) || usage_error "--per-host must be a positive integer"
+  if ! [[ $per_host =~ ^[0-9]+$ ]] || (( per_host < 1 )); then
+    usage_error "--per-host must be a positive integer"
+  fi
   [[ -z $np || ( $np =~ ^[0-9]+$ && np -ge 1 ) ]] || usage_error "-n must be a positive integer"
   [[ -z $timeout || $timeout =~ ^[0-9]+$ ]] || usage_error "--timeout must be whole seconds"
 
@@ -443,6 +506,7 @@ cmd_run() {
     mv -f -- "$hostfile.$$" "$hostfile"
   fi
 
+  # shellcheck disable=SC2054  # "tcp,self" is one argument
   local -a cmd=(mpirun --allow-run-as-root --oversubscribe
     --hostfile "$hostfile" -n "$np" --map-by slot --bind-to none
     --mca plm rsh

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "algorithms/catalog.h"
 #include "algorithms/executor.h"
@@ -110,6 +111,33 @@ int type_size(MPI_Datatype t) {
   return s;
 }
 
+// Open MPI 4.1's vectorised op component saturates MPI_SUM of 8- and 16-bit
+// integers on long runs but wraps on short ones, so its result depends on
+// how a vector is cut.  Calls that may meet it stay native: the user gets
+// exactly what the library would have given.
+bool holds_small_integers(MPI_Datatype t, int depth = 0) {
+  int ni = 0, na = 0, nd = 0, combiner = 0;
+  if (depth > 8 || PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return true;
+  if (combiner == MPI_COMBINER_NAMED) {
+    for (MPI_Datatype s : {MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE, MPI_INT8_T, MPI_UINT8_T, MPI_SHORT,
+                           MPI_UNSIGNED_SHORT, MPI_INT16_T, MPI_UINT16_T})
+      if (t == s) return true;
+    return false;
+  }
+  std::vector<int> ints(static_cast<std::size_t>(ni));
+  std::vector<MPI_Aint> addrs(static_cast<std::size_t>(na));
+  std::vector<MPI_Datatype> types(static_cast<std::size_t>(nd));
+  if (PMPI_Type_get_contents(t, ni, na, nd, ints.data(), addrs.data(), types.data()) != MPI_SUCCESS) return true;
+  bool found = false;
+  for (MPI_Datatype sub : types) {
+    found = found || holds_small_integers(sub, depth + 1);
+    int sni = 0, sna = 0, snd = 0, scomb = 0;
+    PMPI_Type_get_envelope(sub, &sni, &sna, &snd, &scomb);
+    if (scomb != MPI_COMBINER_NAMED) PMPI_Type_free(&sub);
+  }
+  return found;
+}
+
 Decision decide(const CallArgs& a, const CommContext& ctx) {
   Decision d;
   const std::string& name = setting_for(a.coll);
@@ -130,6 +158,9 @@ Decision decide(const CallArgs& a, const CommContext& ctx) {
     PMPI_Op_commutative(a.op, &commute);
     if (!commute) return fall("non-commutative op");
   }
+#if defined(OPEN_MPI) && OPEN_MPI
+  if (a.op == MPI_SUM && holds_small_integers(a.type)) return fall("8/16-bit integer sum (library saturates)");
+#endif
   return d;
 }
 
