@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <vector>
@@ -88,6 +89,12 @@ ClairvoyantClock clairvoyant_clock(const ScheduleParams& params) {
   return clk;
 }
 
+int round_limit(const ScheduleParams& params) {
+  const double limit = 4.0 * params.nprocs * params.nseg + 4.0 * params.nprocs + 16;
+  return limit < std::numeric_limits<int>::max() ? static_cast<int>(limit)
+                                                  : std::numeric_limits<int>::max();
+}
+
 }  // namespace detail
 
 namespace {
@@ -133,8 +140,12 @@ class Generator {
   std::size_t next_awaiting_ = 0;  // index into clk_.by_arrival
   std::vector<int> in_group_, node_mark_, dirty_, parents_;
   int group_stamp_ = 0, node_stamp_ = 0;
-  int sink_ = -1, round_ = 0, remaining_ = 0;
+  int sink_ = -1, round_ = 0, remaining_ = 0, round_limit_;
   bool sink_free_ = false;
+  struct Transfer {
+    int from, to, seg, round;  // seg = ~segment for a RecvCopy
+  };
+  std::vector<Transfer> log_;
   Schedule out_;
 };
 
@@ -143,7 +154,8 @@ Generator::Generator(const ScheduleParams& params)
       P_(params.nprocs),
       N_(params.nseg),
       W_((params.nseg + kWordBits - 1) / kWordBits),
-      root_(params.root) {
+      root_(params.root),
+      round_limit_(detail::round_limit(params)) {
   while (m_ < 2 * P_) m_ *= 2;
   const auto P = static_cast<std::size_t>(P_);
   K_ = clk_.whole;
@@ -162,7 +174,7 @@ Generator::Generator(const ScheduleParams& params)
   out_.nseg = N_;
   out_.root = root_;
   out_.programs.resize(P);
-  for (auto& prog : out_.programs) prog.steps.reserve(2 * static_cast<std::size_t>(N_) + 2);
+  log_.reserve(P * static_cast<std::size_t>(N_));
 }
 
 // Phase 1 (seed 5.2, merge-and-clean): G = survivors merged with the
@@ -304,9 +316,7 @@ void Generator::transfer(int z, int i, int seg) {
   const Word bit = Word{1} << (seg % kWordBits);
   Word* mine = bits(i);
   const bool reduce = (mine[w] & bit) != 0;
-  out_.programs[z].steps.push_back({StepOp::Send, i, seg, round_, round_});
-  out_.programs[i].steps.push_back(
-      {reduce ? StepOp::RecvReduce : StepOp::RecvCopy, z, seg, round_, round_});
+  log_.push_back({z, i, reduce ? seg : ~seg, round_});
 
   bits(z)[w] &= ~bit;
   --count_[z];
@@ -333,13 +343,9 @@ void Generator::clear_leaf(int p) {
   const int leaf = m_ + leaf_of_[p];
   for (int w = 0; w < W_; ++w) {
     Word* t = tree_word(w);
-    if (!t[leaf]) continue;
+    Word gone = t[leaf];  // bits that may vanish from the ancestors
     t[leaf] = 0;
-    for (int n = leaf; n > 1; n >>= 1) {
-      const Word v = t[n] | t[n ^ 1];
-      if (t[n >> 1] == v) break;
-      t[n >> 1] = v;
-    }
+    for (int n = leaf; n > 1 && (gone &= ~t[n ^ 1]); n >>= 1) t[n >> 1] &= ~gone;
   }
   leaf_of_[p] = -1;
 }
@@ -391,6 +397,19 @@ Schedule Generator::run() {
     for (int i : group_)
       if (i != sink_) match(i);
     finish_round();
+    if (round_ >= round_limit_) throw std::logic_error("clairvoyant: no progress");
+  }
+  // Output: each transfer gives the sender a Send and the receiver a
+  // receive, in generation order (rounds ascending).
+  std::vector<std::size_t> steps(static_cast<std::size_t>(P_), 0);
+  for (const Transfer& t : log_) ++steps[t.from], ++steps[t.to];
+  for (int p = 0; p < P_; ++p) out_.programs[p].steps.reserve(steps[p]);
+  for (const Transfer& t : log_) {
+    const bool reduce = t.seg >= 0;
+    const int seg = reduce ? t.seg : ~t.seg;
+    out_.programs[t.from].steps.push_back({StepOp::Send, t.to, seg, t.round, t.round});
+    out_.programs[t.to].steps.push_back(
+        {reduce ? StepOp::RecvReduce : StepOp::RecvCopy, t.from, seg, t.round, t.round});
   }
   return std::move(out_);
 }

@@ -31,6 +31,10 @@
 // sides.  A rank sends at most once and receives at most once per round, on
 // two different segments, so (sender, receiver, tag) is unique.
 //
+// Safety: the number of communication rounds stays below P*N in every
+// instance we have tried; past round_limit() a generator throws
+// std::logic_error instead of looping.
+//
 // Exact arithmetic: availability is kept as a whole number of rounds K plus
 // the arrival's fractional part f (arrival - earliest arrival = K*d + f,
 // 0 <= f < d), which never changes.  Comparisons use (K, f, rank), so both
@@ -66,6 +70,7 @@ struct ClairvoyantClock {
   std::vector<int> by_arrival;      // ranks ordered by (K, f, rank)
 };
 ClairvoyantClock clairvoyant_clock(const ScheduleParams& params);
+int round_limit(const ScheduleParams& params);
 
 }  // namespace detail
 }  // namespace papshim

@@ -4,6 +4,7 @@
 // terms (availability K, fractional class, sink, P').
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "algorithms/clairvoyant.h"
@@ -103,7 +104,7 @@ Schedule build_clairvoyant_linear(const ScheduleParams& params) {
         --remaining;
       }
     }
-    ++round;
+    if (++round >= detail::round_limit(params)) throw std::logic_error("clairvoyant: no progress");
   }
   return out;
 }

@@ -321,7 +321,24 @@ static void parse_options(int argc, char** argv, struct options* o) {
 }
 
 /* ---------------------------------------------------------------------------
- * Start-up measurements */
+ * Start-up measurements
+ *
+ * Processes that take no part in a measurement wait in quiet_wait(), which
+ * sleeps between tests instead of polling: with more ranks than cores,
+ * spinning bystanders would slow down the ranks being measured. */
+
+static void quiet_wait(MPI_Request* req) {
+  int done = 0;
+  const struct timespec pause = {0, 100000}; /* 0.1 ms */
+  for (MPI_Test(req, &done, MPI_STATUS_IGNORE); !done; MPI_Test(req, &done, MPI_STATUS_IGNORE))
+    nanosleep(&pause, NULL);
+}
+
+static void quiet_barrier(MPI_Comm comm) {
+  MPI_Request req;
+  MPI_Ibarrier(comm, &req);
+  quiet_wait(&req);
+}
 
 /* Offset of every rank's MPI_Wtime to rank 0's, from the ping-pong with the
  * smallest round trip (rank 0 holds the result; on one node it is ~0).  Only
@@ -346,13 +363,17 @@ static void measure_clock_offsets(MPI_Comm comm, int rank, int size, double* off
     } else if (rank == r) {
       for (int k = 0; k < rounds; ++k) {
         double t0 = 0;
-        MPI_Recv(&t0, 1, MPI_DOUBLE, 0, 901, comm, MPI_STATUS_IGNORE);
+        MPI_Request req;
+        MPI_Irecv(&t0, 1, MPI_DOUBLE, 0, 901, comm, &req);
+        if (k == 0) quiet_wait(&req); /* rank 0 is still busy with lower ranks */
+        else MPI_Wait(&req, MPI_STATUS_IGNORE);
         const double now = MPI_Wtime();
         MPI_Send(&now, 1, MPI_DOUBLE, 0, 902, comm);
       }
     }
   }
   if (rank == 0) offsets[0] = 0;
+  quiet_barrier(comm);
 }
 
 /* delta: one point-to-point transfer of `count` floats between ranks 0 and 1,
@@ -361,8 +382,8 @@ static double measure_delta(MPI_Comm comm, int rank, int size, long count, float
   double delta = 0;
   if (size < 2 || count == 0) return 0;
   double* half_rtt = malloc(sizeof(double) * (size_t)reps);
-  MPI_Barrier(comm);
-  for (int k = -2; k < reps; ++k) { /* two unrecorded round trips first */
+  quiet_barrier(comm);
+  for (int k = -2; k < reps && rank < 2; ++k) { /* two unrecorded round trips first */
     if (rank == 0) {
       const double t0 = MPI_Wtime();
       MPI_Send(buf, (int)count, MPI_FLOAT, 1, 911, comm);
@@ -375,6 +396,7 @@ static double measure_delta(MPI_Comm comm, int rank, int size, long count, float
   }
   if (rank == 0) delta = median_of(half_rtt, reps);
   free(half_rtt);
+  quiet_barrier(comm);
   MPI_Bcast(&delta, 1, MPI_DOUBLE, 0, comm);
   return delta;
 }

@@ -30,6 +30,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 # One colour and marker per algorithm, the same in every figure.
 STYLE = {
     "native": ("black", "o", "-"),
+    "native2": ("black", ".", (0, (4, 3))),
     "none": ("dimgray", "x", ":"),
     "auto": ("gray", "s", "--"),
     "prr": ("tab:red", "^", "-"),
@@ -52,7 +53,7 @@ def style(label):
 
 
 def label_order(labels):
-    preferred = ["native", "none", "auto"]
+    preferred = ["native", "native2", "none", "auto"]
     rest = sorted(l for l in labels if l not in preferred)
     return [l for l in preferred if l in labels] + rest
 
@@ -329,6 +330,12 @@ def summarise(table, meta, ops, results):
                 })
             e_lo = table.e_lo(k)
             lines.append("  {:>10} {:>9}  ".format(x, fmt(e_lo / 1000 if e_lo else None, ".2f")) + "  ".join(cells))
+        if "native2" in labels:
+            ratios = [table.speedup(k, "native2") for k in keys]
+            ratios = [r for r in ratios if r is not None]
+            if ratios:
+                lines.append("  noise floor: native/native2 (the same code run twice per round) from {:.2f} to {:.2f}"
+                             .format(min(ratios), max(ratios)))
 
     for op in ops:
         c0 = count_for(op, size0, np0)

@@ -25,19 +25,20 @@ usage() {
 usage: scripts/sweep.sh [--quick | --full] [--cluster] [options]
 
 presets (applied first; later options override them):
-  --quick            8 ranks, 256Ki floats, one-late, 2 rounds (default)
+  --quick            8 ranks, 256Ki floats, one-late, 3 rounds (default)
   --full             8 ranks (2..8 for scaling), 1Mi floats, both modes, 3 rounds
   --cluster          run through scripts/cluster.sh run (emulated hosts, 1 Gbit/s);
                      delays are then fewer multiples of the (much longer) transfer time
 
 what to run:
   --ops LIST         collectives (default "allreduce reduce allgather")
-  --algs-allreduce LIST   default "native prr slt ring rabenseifner auto"
-  --algs-reduce LIST      default "native clairvoyant clairvoyant_linear binomial auto"
-  --algs-allgather LIST   default "native sparbit ring bruck recursive_doubling auto"
+  --algs-allreduce LIST   default "native native2 prr slt ring rabenseifner auto"
+  --algs-reduce LIST      default "native native2 clairvoyant clairvoyant_linear binomial auto"
+  --algs-allgather LIST   default "native native2 sparbit ring bruck recursive_doubling auto"
                      "native" = papshim preloaded, forced to the MPI library's own
-                     algorithm; "none" = no preload at all; anything else sets
-                     PAPSHIM_<OP>=<name>
+                     algorithm; "native2" = the same again, an independent run in
+                     each round whose ratio to native shows the noise floor;
+                     "none" = no preload at all; anything else sets PAPSHIM_<OP>=<name>
   --np N             process count of the delay and size experiments (default 8)
   --np-list LIST     process counts of the scaling experiment (default "4 8")
   --size N           floats of the delay and scaling experiments (default 256Ki)
@@ -54,7 +55,7 @@ what to run:
   --late-rank R      one-late: always delay rank R (default: drawn per iteration)
   --iters N          timed iterations per configuration (default 8)
   --warmup N         untimed iterations per configuration (default 2)
-  --reps N           repetition rounds (default 2)
+  --reps N           repetition rounds (default 3)
   --base-ms B        common compute time per iteration in ms (default 5)
   --predictor NAME   PAPSHIM_PREDICTOR for preloaded runs (default edge; papbench
                      calls papshim_edge(0.5) halfway through every compute phase)
@@ -84,9 +85,9 @@ for a in "$@"; do
 done
 
 OPS="allreduce reduce allgather"
-ALGS_allreduce="native prr slt ring rabenseifner auto"
-ALGS_reduce="native clairvoyant clairvoyant_linear binomial auto"
-ALGS_allgather="native sparbit ring bruck recursive_doubling auto"
+ALGS_allreduce="native native2 prr slt ring rabenseifner auto"
+ALGS_reduce="native native2 clairvoyant clairvoyant_linear binomial auto"
+ALGS_allgather="native native2 sparbit ring bruck recursive_doubling auto"
 MODES="one-late"
 LATE_RANK=""
 PREDICTOR=edge
@@ -94,7 +95,7 @@ TIMEOUT=900
 if [[ $preset == quick ]]; then
   NP0=8; NP_LIST="4 8"; SIZE0=256Ki; SIZES="16Ki 64Ki 256Ki"
   DELAY_MULT="0 8 32 128"; FIXED_MULT=32
-  ITERS=8; WARMUP=2; REPS=2; BASE_MS=5
+  ITERS=8; WARMUP=2; REPS=3; BASE_MS=5
   if [[ $cluster == 1 ]]; then DELAY_MULT="0 1 2 4"; FIXED_MULT=2; fi
 else
   NP0=8; NP_LIST="2 4 6 8"; SIZE0=1Mi; SIZES="16Ki 64Ki 256Ki 1Mi 4Mi"
@@ -207,8 +208,9 @@ launch() {
   shift 5
   local -a xs=()
   if [[ $label != none ]]; then
-    local var="PAPSHIM_${op^^}"
-    xs+=(-x "LD_PRELOAD=$LIB" -x "PAPSHIM_REPORT=off" -x "$var=$label" -x "PAPSHIM_PREDICTOR=$PREDICTOR")
+    local algo=$label
+    [[ $label == native2 ]] && algo=native
+    xs+=(-x "LD_PRELOAD=$LIB" -x "PAPSHIM_REPORT=off" -x "PAPSHIM_${op^^}=$algo" -x "PAPSHIM_PREDICTOR=$PREDICTOR")
   fi
   local rc=0
   if [[ $cluster == 1 ]]; then
@@ -231,6 +233,7 @@ count_for() {
 }
 
 if [[ -z $OUT ]]; then OUT="$ROOT/results/sweep-$(date +%Y%m%d-%H%M%S)"; fi
+OUT=$(realpath -m -- "$OUT")  # launches may start in another directory (cluster hosts)
 
 if [[ $DRY == 0 ]]; then
   if [[ $BUILD == 1 ]]; then
@@ -240,7 +243,14 @@ if [[ $DRY == 0 ]]; then
   [[ -x $BENCH ]] || die "benchmark $BENCH not found; run scripts/build.sh"
   [[ -r $LIB ]] || die "preload library $LIB not found; run scripts/build.sh"
   [[ $cluster == 0 ]] || check_cluster
-  mkdir -p "$OUT/logs"
+  mkdir -p "$OUT/logs" "$OUT/bin"
+  # Every launch uses these copies: a rebuild in the work tree during the
+  # sweep cannot mix two versions of the library into one result.
+  cp -- "$LIB" "$OUT/bin/libpapshim.so"
+  cp -- "$BENCH" "$OUT/bin/papbench"
+  LIB_ORIGIN=$LIB
+  LIB="$OUT/bin/libpapshim.so"
+  BENCH="$OUT/bin/papbench"
 fi
 
 common_args=(--iters "$ITERS" --warmup "$WARMUP" --base-ms "$BASE_MS" --edge --progress 60)
@@ -251,8 +261,9 @@ delta_us=""
 balanced_us=""
 if [[ -z $DELAY_MS ]]; then
   if [[ $DRY == 1 ]]; then
-    delta_us=100
+    delta_us=100  # placeholder: the real run measures it
     balanced_us=1000
+    note "dry run: delays shown for an assumed delta of $delta_us us"
   else
     note "calibrating: allreduce of $SIZE0 floats on $NP0 processes, native, no delay"
     launch native allreduce "$NP0" "$OUT/logs/calibration.log" -- --op allreduce --count "$SIZE0" \
@@ -336,7 +347,7 @@ write_meta() {
   "load_end": "${load_end:-}",
   "git": "$git_rev",
   "dirty_files": $git_dirty,
-  "lib": "$LIB",
+  "lib": "${LIB_ORIGIN:-$LIB}",
   "lib_md5": "$lib_sum",
   "mpi": "$(mpirun --version 2>/dev/null | head -n1)",
   "np0": $NP0,

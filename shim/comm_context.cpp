@@ -1,13 +1,18 @@
 #include "shim/comm_context.h"
 
 #include "config/log.h"
+#include "shim/runtime.h"
 
 namespace papshim {
 
 namespace {
 int delete_context(MPI_Comm, int, void* attr, void*) {
   auto* ctx = static_cast<CommContext*>(attr);
+  if (ctx->pred) ctx->pred->finish();
+  ctx->pred.reset();
+  if (ctx->xchg != MPI_COMM_NULL) PMPI_Comm_free(&ctx->xchg);
   if (ctx->priv != MPI_COMM_NULL) PMPI_Comm_free(&ctx->priv);
+  if (CommRegistry::instance().last_used() == ctx) CommRegistry::instance().set_last_used(nullptr);
   ctx->freed = true;
   return MPI_SUCCESS;
 }
@@ -44,12 +49,26 @@ CommContext* CommRegistry::get(MPI_Comm comm, int world_rank) {
     int has_ub = 0;
     PMPI_Comm_get_attr(ctx->priv, MPI_TAG_UB, &ub, &has_ub);
     if (has_ub && ub) ctx->tag_ub = *ub;
+    const Config& cfg = runtime().cfg;
+    if (cfg.predictor != PredictorMode::Off) {
+      PMPI_Comm_dup(comm, &ctx->xchg);
+      PMPI_Comm_set_errhandler(ctx->xchg, MPI_ERRORS_RETURN);
+      ctx->pred = std::make_unique<Predictor>(ctx->xchg, ctx->size, ctx->rank, cfg.sma_window, cfg.predictor);
+    }
   }
   ctx->id = local_id;
   PMPI_Comm_set_attr(comm, keyval_, ctx.get());
   log().debug("new communicator context id={:#x} size={} rank={}", ctx->id, ctx->size, ctx->rank);
   all_.push_back(std::move(ctx));
   return all_.back().get();
+}
+
+void CommRegistry::finish_predictors() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& c : all_)
+    if (!c->freed && c->pred) c->pred->publish_final();
+  for (auto& c : all_)
+    if (!c->freed && c->pred) c->pred->finish();
 }
 
 void CommRegistry::release_all() {

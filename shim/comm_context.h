@@ -16,6 +16,8 @@
 #include <mutex>
 #include <vector>
 
+#include "predictor/predictor.h"
+
 namespace papshim {
 
 struct CommContext {
@@ -27,6 +29,8 @@ struct CommContext {
   std::uint64_t seq = 0;          // intercepted calls so far
   int tag_ub = 32767;
   bool freed = false;             // user freed the communicator
+  MPI_Comm xchg = MPI_COMM_NULL;  // private duplicate for the predictor's rounds
+  std::unique_ptr<Predictor> pred;  // null: predictor off or size 1
 };
 
 class CommRegistry {
@@ -34,8 +38,13 @@ class CommRegistry {
   // nullptr for intercommunicators and MPI_COMM_NULL (caller goes native).
   // Collective on `comm` the first time.
   CommContext* get(MPI_Comm comm, int world_rank);
+  // Completes every predictor round still open (before the report).
+  void finish_predictors();
   // Frees every private communicator (before PMPI_Finalize).
   void release_all();
+  // The context of the most recent intercepted call (for papshim_edge).
+  CommContext* last_used() const { return last_used_; }
+  void set_last_used(CommContext* c) { last_used_ = c; }
   static CommRegistry& instance();
 
  private:
@@ -43,6 +52,7 @@ class CommRegistry {
   int keyval_ = MPI_KEYVAL_INVALID;
   std::uint32_t next_local_ = 0;
   std::vector<std::unique_ptr<CommContext>> all_;
+  CommContext* last_used_ = nullptr;
 };
 
 }  // namespace papshim

@@ -9,7 +9,9 @@
 // vector (all zeros until the predictor provides one).
 #include "shim/dispatch.h"
 
+#include <cmath>
 #include <cstdint>
+#include <optional>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -19,6 +21,7 @@
 
 #include "algorithms/catalog.h"
 #include "algorithms/executor.h"
+#include "algorithms/selector.h"
 #include "config/log.h"
 #include "shim/callsite.h"
 #include "shim/clock.h"
@@ -138,65 +141,98 @@ bool holds_small_integers(MPI_Datatype t, int depth = 0) {
   return found;
 }
 
-Decision decide(const CallArgs& a, const CommContext& ctx) {
-  Decision d;
-  const std::string& name = setting_for(a.coll);
-  const auto forced = algo_from_name(a.coll, name);
-  if (!forced) return d;  // auto: native until arrival predictions exist
-  d.algo = *forced;
-  if (d.algo == Algo::Native) return d;
-  const AlgoInfo& info = algo_info(d.algo);
-  auto fall = [&](const char* why) {
-    d.algo = Algo::Native;
-    d.fallback = why;
-    return d;
-  };
-  if (ctx.size == 1) return fall("communicator of size 1");
-  if (a.count == 0) return fall("count 0");
-  if (info.needs_commutative) {
+// Why this call cannot run an algorithm of papshim's; empty when it can.
+// Every test reads only inputs identical on all ranks.
+std::string ineligible(const CallArgs& a, const CommContext& ctx, bool needs_commutative) {
+  if (ctx.size == 1) return "communicator of size 1";
+  if (a.count == 0) return "count 0";
+  if (needs_commutative) {
     int commute = 0;
     PMPI_Op_commutative(a.op, &commute);
-    if (!commute) return fall("non-commutative op");
+    if (!commute) return "non-commutative op";
   }
 #if defined(OPEN_MPI) && OPEN_MPI
-  if (a.op == MPI_SUM && holds_small_integers(a.type)) return fall("8/16-bit integer sum (library saturates)");
+  if (a.coll != Collective::Allgather && a.op == MPI_SUM && holds_small_integers(a.type))
+    return "8/16-bit integer sum (library saturates)";
 #endif
-  return d;
+  return "";
+}
+
+struct Decided {
+  Decision d;
+  ScheduleParams params;
+  std::shared_ptr<const Schedule> sched;
+};
+
+Decided decide(const CallArgs& a, const CommContext& ctx, const std::optional<std::vector<double>>& arrival,
+               int tsize) {
+  const Runtime& rt = runtime();
+  Decided out;
+  const std::string& name = setting_for(a.coll);
+  const auto forced = algo_from_name(a.coll, name);
+  if (forced && *forced == Algo::Native) return out;
+
+  SelectInput in;
+  in.coll = a.coll;
+  in.nprocs = ctx.size;
+  in.root = a.coll == Collective::Reduce ? a.root : 0;
+  in.count = static_cast<std::size_t>(a.count);
+  in.elem_size = static_cast<std::size_t>(tsize);
+  in.arrival = arrival ? *arrival : std::vector<double>(static_cast<std::size_t>(ctx.size), 0.0);
+  in.cost = rt.cal.cost;
+  in.clv_segments = rt.cfg.clv_segments;
+
+  if (!forced) {  // auto
+    if (!arrival || !ineligible(a, ctx, a.coll != Collective::Allgather).empty()) return out;
+    const Selection sel = select_algorithm(in);
+    if (ctx.rank == 0 && log().should_log(spdlog::level::debug))
+      log().debug("{} call #{} on communicator {:#x}: {}", to_string(a.coll), ctx.seq - 1, ctx.id,
+                  format_selection(sel));
+    out.d.algo = sel.pick;
+    out.params = sel.params;
+    out.sched = sel.schedule;
+    return out;
+  }
+
+  out.d.algo = *forced;
+  out.d.fallback = ineligible(a, ctx, algo_info(*forced).needs_commutative);
+  if (!out.d.fallback.empty()) {
+    out.d.algo = Algo::Native;
+    return out;
+  }
+  out.params = schedule_params_for(*forced, in);
+  out.sched = cached_schedule(*forced, out.params, out.d.fallback);
+  if (!out.sched) out.d.algo = Algo::Native;
+  return out;
 }
 
 }  // namespace
 
 int dispatch(const CallArgs& a) {
   Runtime& rt = runtime();
-  const double arrival = now();
+  const double arrival = common_now();
   CommContext* ctx = CommRegistry::instance().get(a.comm, rt.world_rank);
   if (ctx == nullptr) return call_native(a);  // intercommunicator or invalid
   if (!arguments_plain(a, *ctx)) return call_native(a);
   const std::uint64_t seq = ctx->seq++;
+  CommRegistry::instance().set_last_used(ctx);
+  const CallSite site = capture_callsite(a.ret_addr, rt.cfg.callsite_depth);
+  const std::uint64_t site_id = CallSiteHash()(site) ^ static_cast<std::uint64_t>(a.coll);
 
-  Decision d = decide(a, *ctx);
-  std::shared_ptr<const Schedule> sched;
-  ScheduleParams p;
+  // The arrival vector of this call (identical on every rank) or nothing.
+  std::optional<std::vector<double>> predicted_arrivals;
+  if (ctx->pred) predicted_arrivals = ctx->pred->on_entry(seq, site_id, arrival);
+  const double my_prediction = ctx->pred ? ctx->pred->my_prediction() : std::nan("");
+
   const int tsize = type_size(a.type);
-  if (d.algo != Algo::Native) {
-    p.nprocs = ctx->size;
-    p.root = a.coll == Collective::Reduce ? a.root : 0;
-    p.count = static_cast<std::size_t>(a.count);
-    p.nseg = a.coll == Collective::Allgather ? ctx->size
-             : rt.cfg.clv_segments > 0    ? rt.cfg.clv_segments
-                                          : ctx->size;
-    p.arrival.assign(static_cast<std::size_t>(ctx->size), 0.0);
-    p.tau = 5e-6 + 1e-10 * static_cast<double>(tsize) * static_cast<double>(a.count) / ctx->size;
-    std::string why_not;
-    sched = cached_schedule(d.algo, p, why_not);
-    if (!sched) {
-      d.fallback = why_not;
-      d.algo = Algo::Native;
-    } else if (sched->max_tag() > ctx->tag_ub) {
-      d.fallback = "schedule tags exceed MPI_TAG_UB";
-      d.algo = Algo::Native;
-      sched.reset();
-    }
+  Decided dd = decide(a, *ctx, predicted_arrivals, tsize);
+  Decision& d = dd.d;
+  std::shared_ptr<const Schedule> sched = dd.sched;
+  const ScheduleParams& p = dd.params;
+  if (sched && sched->max_tag() > ctx->tag_ub) {
+    d.fallback = "schedule tags exceed MPI_TAG_UB";
+    d.algo = Algo::Native;
+    sched.reset();
   }
 
   int rc = MPI_SUCCESS;
@@ -230,11 +266,12 @@ int dispatch(const CallArgs& a) {
       PMPI_Comm_call_errhandler(a.comm, rc);
     }
   }
-  const double exit_time = now();
+  const double exit_time = common_now();
   const std::uint64_t bytes = static_cast<std::uint64_t>(tsize) * static_cast<std::uint64_t>(a.count) *
                               (a.coll == Collective::Allgather ? static_cast<std::uint64_t>(ctx->size) : 1u);
-  SiteKey key{a.coll, ctx->id, ctx->size, capture_callsite(a.ret_addr, rt.cfg.callsite_depth)};
-  Stats::instance().record(key, seq, arrival, exit_time, bytes, algo_info(d.algo).name, d.fallback);
+  if (ctx->pred) ctx->pred->on_exit(seq, site_id, arrival, exit_time);
+  SiteKey key{a.coll, ctx->id, ctx->size, site};
+  Stats::instance().record(key, seq, arrival, exit_time, my_prediction, bytes, algo_info(d.algo).name, d.fallback);
   return rc;
 }
 

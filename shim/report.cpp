@@ -1,6 +1,7 @@
 #include "shim/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -54,6 +55,20 @@ std::string counts_json(const std::map<std::string, std::uint64_t>& m) {
 
 }  // namespace
 
+double mean_spread(const ReportSite& s) {
+  return s.spread_calls ? s.sum_spread / static_cast<double>(s.spread_calls) : 0.0;
+}
+
+double imbalance_factor(const ReportSite& s, const ReportHeader& h) {
+  const double bytes = s.calls ? static_cast<double>(s.bytes) / static_cast<double>(s.calls) : 0.0;
+  const double message = h.alpha + h.beta * bytes;
+  return message > 0 ? mean_spread(s) / message : 0.0;
+}
+
+double mean_abs_error(const ReportSite& s) {
+  return s.predicted_calls ? s.sum_abs_error / static_cast<double>(s.predicted_calls) : 0.0;
+}
+
 Report merge_report(const ReportHeader& header, const std::vector<std::string>& site_texts,
                     const std::vector<std::vector<ArrivalRecord>>& arrivals,
                     const std::function<ResolvedSite(const std::string&)>& resolve) {
@@ -96,6 +111,16 @@ Report merge_report(const ReportHeader& header, const std::vector<std::string>& 
   }
   for (const auto& [agg, ids] : comms) rep.sites[index[agg]].communicators = static_cast<int>(ids.size());
 
+  // Prediction error, per rank-call that had a prediction.
+  for (int r = 0; r < nranks && r < static_cast<int>(arrivals.size()); ++r)
+    for (const auto& a : arrivals[r]) {
+      auto found = local_to_site[r].find(a.site_hash);
+      if (found == local_to_site[r].end() || !std::isfinite(a.predicted)) continue;
+      auto& s = rep.sites[found->second];
+      s.predicted_calls++;
+      s.sum_abs_error += std::fabs(a.predicted - a.arrival);
+    }
+
   // Arrival spread: group the records of one call (communicator, sequence).
   struct Call { double lo = 1e300, hi = -1e300; int n = 0; std::set<std::size_t> sites; int size = 0; };
   std::map<std::pair<std::uint64_t, std::uint64_t>, Call> calls;
@@ -127,6 +152,7 @@ Report merge_report(const ReportHeader& header, const std::vector<std::string>& 
   }
   std::stable_sort(rep.sites.begin(), rep.sites.end(),
                    [](const ReportSite& a, const ReportSite& b) { return a.sum_elapsed > b.sum_elapsed; });
+  for (std::size_t i = 0; i < rep.sites.size(); ++i) rep.sites[i].id = static_cast<int>(i + 1);
   return rep;
 }
 
@@ -138,6 +164,11 @@ std::string format_text(const Report& r) {
   o << "  MPI library:  " << r.header.mpi_library << "\n";
   o << "  settings:     " << (r.header.config.empty() ? "(all defaults)" : r.header.config) << "\n";
   std::snprintf(line, sizeof line, "  wall time:    %.3f s (rank 0, MPI_Init to MPI_Finalize)\n", r.header.wall_seconds);
+  o << line;
+  std::snprintf(line, sizeof line,
+                "  cost model:   alpha %.2f us/message, beta %.3f ns/byte, gamma %.3f ns/byte reduced\n"
+                "  clocks:       largest offset to rank 0 %.1f us (removed from every timestamp)\n",
+                1e6 * r.header.alpha, 1e9 * r.header.beta, 1e9 * r.header.gamma, 1e6 * r.header.max_clock_offset);
   o << line;
   if (r.header.arrivals_truncated) o << "  note: arrival records were capped; spreads cover the first calls only\n";
   o << "\n";
@@ -163,6 +194,16 @@ std::string format_text(const Report& r) {
     ++id;
     if (!s.file_line.empty()) o << "  at " << s.file_line;
     o << "\n      algorithms: " << counts_text(s.algorithms);
+    std::snprintf(line, sizeof line, "\n      imbalance factor %.2f (mean spread / one message time)",
+                  imbalance_factor(s, r.header));
+    o << line;
+    if (s.predicted_calls) {
+      const double sp = mean_spread(s);
+      std::snprintf(line, sizeof line, "; arrival prediction error %.1f us mean (%.0f%% of the spread), %llu predictions",
+                    1e6 * mean_abs_error(s), sp > 0 ? 100.0 * mean_abs_error(s) / sp : 0.0,
+                    static_cast<unsigned long long>(s.predicted_calls));
+      o << line;
+    }
     if (!s.fallbacks.empty()) o << "\n      ran native because: " << counts_text(s.fallbacks);
     std::uint64_t lo = ~0ull, hi = 0;
     for (auto c : s.calls_per_rank) lo = std::min(lo, c), hi = std::max(hi, c);
@@ -179,7 +220,9 @@ std::string format_json(const Report& r) {
   o << "{\n  \"tool\": \"papshim\",\n  \"ranks\": " << r.header.ranks << ",\n  \"mpi_library\": \""
     << json_escape(r.header.mpi_library) << "\",\n  \"settings\": \"" << json_escape(r.header.config)
     << "\",\n  \"wall_seconds\": " << r.header.wall_seconds << ",\n  \"arrivals_truncated\": "
-    << (r.header.arrivals_truncated ? "true" : "false") << ",\n  \"callsites\": [";
+    << (r.header.arrivals_truncated ? "true" : "false") << ",\n  \"cost\": {\"alpha_us\": " << 1e6 * r.header.alpha
+    << ", \"beta_ns_per_byte\": " << 1e9 * r.header.beta << ", \"gamma_ns_per_byte\": " << 1e9 * r.header.gamma
+    << "},\n  \"callsites\": [";
   bool first = true;
   for (const auto& s : r.sites) {
     const double calls = s.calls ? static_cast<double>(s.calls) : 1.0;
@@ -191,11 +234,53 @@ std::string format_json(const Report& r) {
     o << "], \"bytes\": " << s.bytes << ", \"mean_elapsed_us\": " << 1e6 * s.sum_elapsed / calls
       << ", \"max_elapsed_us\": " << 1e6 * s.max_elapsed << ", \"arrival_spread_us\": "
       << (s.spread_calls ? 1e6 * s.sum_spread / static_cast<double>(s.spread_calls) : 0.0)
-      << ", \"max_arrival_spread_us\": " << 1e6 * s.max_spread << ", \"algorithms\": " << counts_json(s.algorithms)
+      << ", \"max_arrival_spread_us\": " << 1e6 * s.max_spread
+      << ", \"imbalance_factor\": " << imbalance_factor(s, r.header)
+      << ", \"predictions\": " << s.predicted_calls << ", \"prediction_mae_us\": " << 1e6 * mean_abs_error(s)
+      << ", \"algorithms\": " << counts_json(s.algorithms)
       << ", \"fallbacks\": " << counts_json(s.fallbacks) << "}";
     first = false;
   }
   o << "\n  ]\n}\n";
+  return o.str();
+}
+
+std::string format_timeline(const Report& r, const std::vector<std::string>& site_texts,
+                            const std::vector<std::vector<ArrivalRecord>>& arrivals) {
+  // Local site hash of each rank -> report row.
+  std::vector<std::unordered_map<std::uint64_t, int>> row(site_texts.size());
+  std::map<std::tuple<std::string, std::string, int>, int> id_of;
+  for (const auto& s : r.sites) id_of[{s.op, s.key, s.comm_size}] = s.id;
+  for (std::size_t rank = 0; rank < site_texts.size(); ++rank)
+    for (const auto& line : split(site_texts[rank], '\n')) {
+      const auto f = split(line, '\t');
+      if (f.size() < 9) continue;
+      row[rank][std::stoull(f[8])] = id_of[{f[0], f[3], std::stoi(f[2])}];
+    }
+  double t0 = 1e300;
+  for (const auto& v : arrivals)
+    for (const auto& a : v) t0 = std::min(t0, a.arrival);
+  std::ostringstream o;
+  o.precision(3);
+  o << std::fixed << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  bool first = true;
+  for (std::size_t rank = 0; rank < arrivals.size(); ++rank) {
+    o << (first ? "" : ",\n") << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << rank
+      << ", \"args\": {\"name\": \"rank " << rank << "\"}}";
+    first = false;
+    for (const auto& a : arrivals[rank]) {
+      auto it = row[rank].find(a.site_hash);
+      const int id = it == row[rank].end() ? 0 : it->second;
+      const std::string op = id > 0 ? r.sites[static_cast<std::size_t>(id - 1)].op : "call";
+      o << ",\n{\"ph\": \"X\", \"pid\": " << rank << ", \"tid\": 0, \"name\": \"" << op << " site " << id
+        << "\", \"ts\": " << 1e6 * (a.arrival - t0) << ", \"dur\": " << 1e6 * (a.exit - a.arrival)
+        << ", \"args\": {\"call\": " << a.seq << "}}";
+      if (std::isfinite(a.predicted))
+        o << ",\n{\"ph\": \"i\", \"s\": \"t\", \"pid\": " << rank << ", \"tid\": 0, \"name\": \"predicted arrival\", \"ts\": "
+          << 1e6 * (a.predicted - t0) << "}";
+    }
+  }
+  o << "\n]}\n";
   return o.str();
 }
 

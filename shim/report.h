@@ -27,6 +27,9 @@ struct ReportSite {
   std::uint64_t spread_calls = 0;  // calls whose every arrival was recorded
   double sum_spread = 0, max_spread = 0;
   std::map<std::string, std::uint64_t> algorithms, fallbacks;
+  std::uint64_t predicted_calls = 0;  // rank-calls with a prediction
+  double sum_abs_error = 0;           // |predicted - actual arrival|, seconds
+  int id = 0;                         // row number in the report
 };
 
 struct ReportHeader {
@@ -35,6 +38,8 @@ struct ReportHeader {
   std::string config;  // "PAPSHIM_X=v ..." (non-default values)
   bool arrivals_truncated = false;
   double wall_seconds = 0;
+  double alpha = 0, beta = 0, gamma = 0;  // cost figures in use
+  double max_clock_offset = 0;            // largest |offset to rank 0|, seconds
 };
 
 struct Report {
@@ -49,5 +54,14 @@ Report merge_report(const ReportHeader& header, const std::vector<std::string>& 
 
 std::string format_text(const Report& r);
 std::string format_json(const Report& r);
+// Chrome trace (chrome://tracing, Perfetto): one row per rank, each call a
+// slice from arrival to exit, predicted arrivals as instant events.
+std::string format_timeline(const Report& r, const std::vector<std::string>& site_texts,
+                            const std::vector<std::vector<ArrivalRecord>>& arrivals);
+
+// Derived figures of one site.
+double mean_spread(const ReportSite& s);
+double imbalance_factor(const ReportSite& s, const ReportHeader& h);
+double mean_abs_error(const ReportSite& s);
 
 }  // namespace papshim

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,6 +32,8 @@ Runtime& runtime() {
   static Runtime rt;
   return rt;
 }
+
+double common_now() { return now() - runtime().cal.clock_offset; }
 
 namespace {
 
@@ -123,6 +126,8 @@ void write_report(Runtime& rt) {
   const std::string rec_bytes(reinterpret_cast<const char*>(recs.data()), recs.size() * sizeof(ArrivalRecord));
   int truncated = Stats::instance().arrivals_truncated() ? 1 : 0, any_truncated = 0;
   PMPI_Reduce(&truncated, &any_truncated, 1, MPI_INT, MPI_MAX, 0, rt.world_priv);
+  double offset = std::fabs(rt.cal.clock_offset), max_offset = 0;
+  PMPI_Reduce(&offset, &max_offset, 1, MPI_DOUBLE, MPI_MAX, 0, rt.world_priv);
   auto all_sites = gather_bytes(sites, rt.world_priv, rt.world_rank, rt.world_size);
   auto all_recs = gather_bytes(rec_bytes, rt.world_priv, rt.world_rank, rt.world_size);
   if (rt.world_rank != 0) return;
@@ -137,14 +142,22 @@ void write_report(Runtime& rt) {
   h.mpi_library = mpi_library();
   h.config = non_default_settings(rt.cfg);
   h.arrivals_truncated = any_truncated != 0;
-  h.wall_seconds = now() - rt.t_init;
+  h.wall_seconds = common_now() - rt.t_init;
+  h.alpha = rt.cal.cost.alpha;
+  h.beta = rt.cal.cost.beta;
+  h.gamma = rt.cal.cost.gamma;
+  h.max_clock_offset = max_offset;
   const Report rep = merge_report(h, all_sites, arrivals, resolve_callsite_key);
-  for (const auto& [ext, text] : {std::pair<std::string, std::string>{".txt", format_text(rep)}, {".json", format_json(rep)}}) {
-    const std::string path = rt.cfg.report + ext;
+  auto write = [](const std::string& path, const std::string& text) {
     std::ofstream f(path);
-    if (!(f << text)) std::fprintf(stderr, "papshim: warning: cannot write report %s\n", path.c_str());
+    if (!(f << text)) std::fprintf(stderr, "papshim: warning: cannot write %s\n", path.c_str());
+  };
+  if (rt.cfg.report != "off") {
+    write(rt.cfg.report + ".txt", format_text(rep));
+    write(rt.cfg.report + ".json", format_json(rep));
+    log().info("report written to {}.txt and {}.json", rt.cfg.report, rt.cfg.report);
   }
-  log().info("report written to {}.txt and {}.json", rt.cfg.report, rt.cfg.report);
+  if (!rt.cfg.timeline.empty()) write(rt.cfg.timeline, format_timeline(rep, all_sites, arrivals));
 }
 
 }  // namespace
@@ -167,19 +180,23 @@ void on_init() {
   PMPI_Comm_dup(MPI_COMM_SELF, &rt.self_priv);
   validate_across_ranks(rt, parse_error);
   g_clock_offset_s = 1e-6 * rt.cfg.clock_offset_us;
-  rt.t_init = now();
+  if (!rt.cfg.disable) rt.cal = calibrate(rt.world_priv, rt.world_rank, rt.world_size);
+  rt.t_init = common_now();
   init_logging(rt.cfg.log_level, rt.cfg.log_dir, rt.world_rank);
   if (rt.cfg.help && rt.world_rank == 0) std::fputs(describe_params().c_str(), stderr);
   rt.active = !rt.cfg.disable;
-  log().info("papshim active={} allreduce={} reduce={} allgather={}", rt.active.load(), rt.cfg.allreduce,
-             rt.cfg.reduce, rt.cfg.allgather);
+  log().info("papshim active={} allreduce={} reduce={} allgather={} clock offset {:.1f} us (rtt {:.1f} us) "
+             "alpha {:.2f} us beta {:.4f} ns/B gamma {:.4f} ns/B",
+             rt.active.load(), rt.cfg.allreduce, rt.cfg.reduce, rt.cfg.allgather, 1e6 * rt.cal.clock_offset,
+             1e6 * rt.cal.offset_rtt, 1e6 * rt.cal.cost.alpha, 1e9 * rt.cal.cost.beta, 1e9 * rt.cal.cost.gamma);
 }
 
 void on_finalize() {
   Runtime& rt = runtime();
   if (!rt.initialised) return;
   const bool was_active = rt.active.exchange(false);
-  if (was_active && rt.cfg.report != "off") write_report(rt);
+  CommRegistry::instance().finish_predictors();
+  if (was_active && (rt.cfg.report != "off" || !rt.cfg.timeline.empty())) write_report(rt);
   CommRegistry::instance().release_all();
   if (rt.world_priv != MPI_COMM_NULL) PMPI_Comm_free(&rt.world_priv);
   if (rt.self_priv != MPI_COMM_NULL) PMPI_Comm_free(&rt.self_priv);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "config/params.h"
+#include "predictor/calibrate.h"
 
 namespace papshim {
 
@@ -18,7 +19,11 @@ struct Runtime {
   MPI_Comm world_priv = MPI_COMM_NULL;
   MPI_Comm self_priv = MPI_COMM_NULL;
   double t_init = 0;
+  Calibration cal;  // clock offset to rank 0 and cost figures
 };
+
+// The shim's time base: this rank's clock moved onto rank 0's.
+double common_now();
 
 Runtime& runtime();
 

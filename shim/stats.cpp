@@ -15,7 +15,8 @@ std::uint64_t site_hash(const std::string& op, const std::string& key) {
   return h;
 }
 
-void Stats::record(const SiteKey& key, std::uint64_t seq, double arrival, double exit, std::uint64_t bytes,
+void Stats::record(const SiteKey& key, std::uint64_t seq, double arrival, double exit, double predicted,
+                   std::uint64_t bytes,
                    const std::string& algorithm, const std::string& fallback_reason) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& s = sites_[key];
@@ -27,8 +28,8 @@ void Stats::record(const SiteKey& key, std::uint64_t seq, double arrival, double
   s.algorithms[algorithm]++;
   if (!fallback_reason.empty()) s.fallbacks[fallback_reason]++;
   if (arrivals_.size() < kMaxArrivalRecords)
-    // The site hash is filled in at serialisation (it needs dladdr).
-    arrivals_.push_back({key.comm_id, seq, CallSiteHash()(key.site) ^ static_cast<std::uint64_t>(key.op), arrival});
+    arrivals_.push_back(
+        {key.comm_id, seq, CallSiteHash()(key.site) ^ static_cast<std::uint64_t>(key.op), arrival, exit, predicted});
   else
     truncated_ = true;
 }

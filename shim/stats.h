@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -28,8 +29,10 @@ struct SiteStats {
 struct ArrivalRecord {
   std::uint64_t comm_id;
   std::uint64_t seq;
-  std::uint64_t site_hash;  // hash of (op, portable call-site key)
-  double arrival;
+  std::uint64_t site_hash;  // local hash of (op, call site); see serialize_sites
+  double arrival;           // common time base (rank 0's clock)
+  double exit = 0;
+  double predicted = std::numeric_limits<double>::quiet_NaN();  // this rank's published prediction
 };
 
 struct SiteKey {
@@ -50,8 +53,8 @@ struct SiteKeyHash {
 
 class Stats {
  public:
-  void record(const SiteKey& key, std::uint64_t seq, double arrival, double exit, std::uint64_t bytes,
-              const std::string& algorithm, const std::string& fallback_reason);
+  void record(const SiteKey& key, std::uint64_t seq, double arrival, double exit, double predicted,
+              std::uint64_t bytes, const std::string& algorithm, const std::string& fallback_reason);
 
   // Serialised form gathered to rank 0 (text, one line per site), and the
   // arrival records as raw bytes.

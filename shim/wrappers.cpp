@@ -3,6 +3,8 @@
 // PMPI unchanged.
 #include <mpi.h>
 
+#include "papshim.h"
+#include "shim/comm_context.h"
 #include "shim/dispatch.h"
 #include "shim/runtime.h"
 
@@ -56,6 +58,15 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   if (!shim_on(g)) return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return papshim::dispatch(CallArgs{Collective::Allgather, sendbuf, recvbuf, recvcount, recvtype, sendcount,
                                     sendtype, MPI_OP_NULL, 0, comm, __builtin_return_address(0)});
+}
+
+// Progress report of the application (PAPSHIM_PREDICTOR=edge): applies to the
+// communicator of the most recent intercepted call.
+void papshim_edge(double fraction) {
+  papshim::ReentryGuard g;
+  if (!shim_on(g)) return;
+  papshim::CommContext* c = papshim::CommRegistry::instance().last_used();
+  if (c && c->pred) c->pred->on_edge(papshim::common_now(), fraction);
 }
 
 }  // extern "C"

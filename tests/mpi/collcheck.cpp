@@ -340,7 +340,9 @@ struct OpInfo {
 
 std::vector<OpInfo> g_ops(O_NUM_OPS, OpInfo{"", MPI_OP_NULL});
 
-// Number of calls of a user operation with a datatype it was not meant for.
+// The datatype of the reduction in progress, and the number of calls of a
+// user operation with any other datatype (or one it cannot handle).
+MPI_Datatype g_callDatatype = MPI_DATATYPE_NULL;
 long long g_userOpMisuse = 0;
 
 uint32_t load32(const unsigned char* p) {
@@ -352,11 +354,13 @@ uint32_t load32(const unsigned char* p) {
 void store32(unsigned char* p, uint32_t v) { std::memcpy(p, &v, 4); }
 
 // The integer type a user operation was called with, or nullptr (and a
-// recorded misuse) if the datatype is not one of ours with 'words' words
-// per element (0: any number).
+// recorded misuse) if it is not the datatype of the call or does not have
+// 'words' integer words per element (0: any number).
 const TypeInfo* user_op_type(MPI_Datatype dt, size_t words) {
-  for (const TypeInfo& t : g_types) {
-    if (t.dt == dt && !t.words.empty() && (words == 0 || t.words.size() == words)) return &t;
+  if (dt == g_callDatatype) {
+    for (const TypeInfo& t : g_types) {
+      if (t.dt == dt && !t.words.empty() && (words == 0 || t.words.size() == words)) return &t;
+    }
   }
   ++g_userOpMisuse;
   return nullptr;
@@ -915,6 +919,7 @@ void check_allreduce(const ReduceCase& rc, int count, CommInfo& c, bool inPlace)
   GuardedBuf send(B_SEND, bytes), recv(B_RECV, bytes), ref(B_REF, bytes);
   fill_values(send.data(), t, count, rc.op, c.rank, salt);
   const GuardedBuf sendCopy(B_SEND_COPY, send);
+  g_callDatatype = t.dt;
   reference_rc(PMPI_Allreduce(send.data(), ref.data(), count, t.dt, op.op, c.comm), ck);
   check_user_ops(ck);
   if (inPlace) fill_values(recv.data(), t, count, rc.op, c.rank, salt);
@@ -952,6 +957,7 @@ void check_reduce(const ReduceCase& rc, int count, CommInfo& c, int root, Reduce
   GuardedBuf send(B_SEND, bytes), recv(B_RECV, bytes), ref(B_REF, bytes);
   fill_values(send.data(), t, count, rc.op, c.rank, salt);
   const GuardedBuf sendCopy(B_SEND_COPY, send);
+  g_callDatatype = t.dt;
   reference_rc(PMPI_Reduce(send.data(), isRoot ? ref.data() : nullptr, count, t.dt, op.op, root, c.comm), ck);
   check_user_ops(ck);
 
@@ -1144,13 +1150,13 @@ const Sweep kFullPlan[] = {
 const Sweep kQuickPlan[] = {
     // collective      communicator  cases        largest   variants
     {Coll::Allreduce,  "world",      Cases::All,  Tier::M,  Variants::Rotate},
-    {Coll::Allreduce,  "world",      Cases::Core, Tier::L,  Variants::All},
+    {Coll::Allreduce,  "world",      Cases::Core, Tier::XL, Variants::Rotate},
     {Coll::Allreduce,  "reversed",   Cases::Core, Tier::M,  Variants::Rotate},
     {Coll::Allreduce,  "oddeven",    Cases::Core, Tier::S,  Variants::Rotate},
     {Coll::Allreduce,  "dup",        Cases::Core, Tier::S,  Variants::Rotate},
     {Coll::Allreduce,  "self",       Cases::Core, Tier::S,  Variants::All},
     {Coll::Reduce,     "world",      Cases::All,  Tier::M,  Variants::Rotate},
-    {Coll::Reduce,     "world",      Cases::Core, Tier::L,  Variants::Rotate},
+    {Coll::Reduce,     "world",      Cases::Core, Tier::XL, Variants::Rotate},
     {Coll::Reduce,     "reversed",   Cases::Core, Tier::M,  Variants::Rotate},
     {Coll::Reduce,     "oddeven",    Cases::Core, Tier::S,  Variants::Rotate},
     {Coll::Reduce,     "dup",        Cases::Core, Tier::S,  Variants::Rotate},

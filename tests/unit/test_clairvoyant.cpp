@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "algorithms/clairvoyant.h"
+#include "algorithms/simulator.h"
 
 namespace papshim {
 namespace {
@@ -208,6 +209,36 @@ TEST(Clairvoyant, RootCopiesBack) {
   EXPECT_TRUE(same_schedule(s, build_clairvoyant_linear(params)));
 }
 
+// The sink is moved to the front of G (seed section 2; pseudo-root, 5.6): it
+// is also the first peer candidate, ahead of members that are available
+// earlier.  P = 3, a = (0, 0, 0.5), root 2: in round 0 the root receives s0
+// from p0 and then serves p0 itself (s1), although p1 is available earlier.
+TEST(Clairvoyant, SinkIsFirstPeer) {
+  const auto params = make_params(3, 2, 2, {0, 0, 0.5}, 1.0);
+  const Schedule s = build_clairvoyant(params);
+  expect_steps(s, 0, {{kSend, 2, 0, 0, 0}, {kReduce, 2, 1, 0, 0}, {kSend, 1, 1, 1, 1}});
+  expect_steps(s, 1, {{kSend, 2, 0, 1, 1}, {kReduce, 0, 1, 1, 1}, {kSend, 2, 1, 2, 2}});
+  expect_steps(s, 2, {{kReduce, 0, 0, 0, 0}, {kSend, 0, 1, 0, 0}, {kReduce, 1, 0, 1, 1},
+                      {kCopy, 1, 1, 2, 2}});
+  EXPECT_TRUE(same_schedule(s, build_clairvoyant_linear(params)));
+  EXPECT_TRUE(is_correct_reduce(s, 3, 2, 2));
+}
+
+// Exact ties at the window's edge: a member available exactly d after the
+// head, with the head's fractional part and a higher rank, comes last in G
+// (availability order), not right after the head (seed 5.4.3's index rule
+// taken literally).  P = 3, a = (0.5, 0, 1), d = 1, root 1: G = {p1, p0, p2}.
+TEST(Clairvoyant, TieAtWindowEdge) {
+  const auto params = make_params(3, 1, 3, {0.5, 0, 1}, 1.0);
+  const Schedule s = build_clairvoyant(params);
+  EXPECT_TRUE(same_schedule(s, build_clairvoyant_linear(params)));
+  EXPECT_TRUE(is_correct_reduce(s, 3, 3, 1));
+  // Round 0: root p1 (sink) takes s0 from p0, the first free member by
+  // availability (p2, available at 1, comes after p0 at 0.5).
+  ASSERT_FALSE(s.programs[1].steps.empty());
+  EXPECT_EQ(s.programs[1].steps[0].peer, 0);
+}
+
 TEST(Clairvoyant, EdgeCases) {
   for (int N : {1, 3}) {
     const auto one = make_params(1, 0, N, {5.0}, 0.1);
@@ -286,6 +317,34 @@ TEST(Clairvoyant, RandomInstancesAgreeAndReduce) {
   }
   EXPECT_EQ(checked, 3000);
   EXPECT_LE(max_rounds_over_pn, 1);
+}
+
+// The general simulator runs the schedules as the executor would (data flow,
+// one message per port and direction, or unlimited ports): no deadlock, and
+// the root ends with every contribution once.
+TEST(Clairvoyant, SimulatorAcceptsSchedules) {
+  std::mt19937_64 rng(99);
+  auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int it = 0; it < 300; ++it) {
+    const int P = pick(1, 48), N = pick(1, 48), root = pick(0, P - 1);
+    const double d = uni(0.001, 1.0);
+    std::vector<double> a(static_cast<std::size_t>(P));
+    for (double& x : a) x = it % 2 ? uni(0, P + 0.1) : pick(0, 3) * d;
+    const Schedule s = build_clairvoyant(make_params(P, root, N, a, d));
+    for (bool serial : {true, false}) {
+      SimCost cost = SimCost::tau_steps(d);
+      cost.serial_ports = serial;
+      cost.count = static_cast<std::size_t>(N);
+      const SimResult r = simulate(s, a, cost);
+      ASSERT_TRUE(r.ok) << "instance " << it << ": " << r.error;
+    }
+  }
+  // Seed 4.2 instance: six rounds of d = 1; the last process arrives at 1.1.
+  const auto params = make_params(4, 0, 4, {0, 0, 0, 1.1}, 1.0);
+  const SimResult r = simulate(build_clairvoyant(params), params.arrival, SimCost::tau_steps(1.0));
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_NEAR(r.exit[0], 6.1, 1e-9);
 }
 
 }  // namespace

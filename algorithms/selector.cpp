@@ -1,0 +1,149 @@
+#include "algorithms/selector.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "algorithms/simulator.h"
+
+namespace papshim {
+
+namespace {
+
+double whole_bytes(const SelectInput& in) {
+  const double per = static_cast<double>(in.count) * static_cast<double>(in.elem_size);
+  return in.coll == Collective::Allgather ? per * in.nprocs : per;
+}
+
+std::vector<Algo> native_models(Collective c, int P) {
+  switch (c) {
+    case Collective::Allreduce: return {Algo::RingAllreduce, Algo::Rabenseifner};
+    case Collective::Reduce: return {Algo::Binomial};
+    case Collective::Allgather:
+      if ((P & (P - 1)) == 0) return {Algo::RingAllgather, Algo::Bruck, Algo::RecursiveDoubling};
+      return {Algo::RingAllgather, Algo::Bruck};
+  }
+  return {};
+}
+
+std::vector<Algo> aware_candidates(Collective c) {
+  switch (c) {
+    case Collective::Allreduce: return {Algo::Prr, Algo::Slt};
+    case Collective::Reduce: return {Algo::Clairvoyant};
+    case Collective::Allgather: return {Algo::Sparbit};
+  }
+  return {};
+}
+
+}  // namespace
+
+ScheduleParams schedule_params_for(Algo a, const SelectInput& in) {
+  ScheduleParams p;
+  p.nprocs = in.nprocs;
+  p.root = in.coll == Collective::Reduce ? in.root : 0;
+  p.count = in.count;
+  p.arrival = in.arrival;
+  const double lo = in.arrival.empty() ? 0.0 : *std::min_element(in.arrival.begin(), in.arrival.end());
+  for (auto& t : p.arrival) t -= lo;
+  int nseg = in.nprocs;
+  if (a == Algo::Clairvoyant || a == Algo::ClairvoyantLinear) {
+    nseg = in.clv_segments > 0 ? in.clv_segments : in.nprocs;
+    if (in.count > 0) nseg = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(nseg), in.count));
+    nseg = std::max(nseg, 1);
+  }
+  p.nseg = nseg;
+  const double seg_bytes = whole_bytes(in) / nseg;
+  p.tau = in.cost.alpha + (in.cost.beta + (in.coll == Collective::Allgather ? 0.0 : in.cost.gamma)) * seg_bytes;
+  return p;
+}
+
+Selection select_algorithm(const SelectInput& in) {
+  Selection s;
+  const std::size_t P = static_cast<std::size_t>(in.nprocs);
+  s.message_time = in.cost.alpha + in.cost.beta * whole_bytes(in);
+  if (in.arrival.size() == P && P > 0) {
+    const auto [lo, hi] = std::minmax_element(in.arrival.begin(), in.arrival.end());
+    s.spread = *hi - *lo;
+  }
+  if (in.nprocs < 2 || in.count == 0 || in.arrival.size() != P || !std::isfinite(s.spread)) {
+    s.why = "no usable prediction";
+    return s;
+  }
+  if (in.coll != Collective::Allgather && !in.commutative) {
+    s.why = "non-commutative op";
+    return s;
+  }
+  if (s.spread < 0.5 * s.message_time) {
+    s.why = "balanced: predicted spread below half a message time";
+    return s;
+  }
+
+  SimCost cost;
+  cost.alpha = in.cost.alpha;
+  cost.beta = in.cost.beta;
+  cost.gamma = in.cost.gamma;
+  cost.elem_size = in.elem_size;
+  cost.count = in.count;
+  double native_cost = INFINITY;
+  auto run = [&](Algo a, bool native_model) -> std::shared_ptr<const Schedule> {
+    const ScheduleParams p = schedule_params_for(a, in);
+    BuildResult b = build_schedule(a, p);
+    if (!b.schedule) return nullptr;
+    auto sched = std::make_shared<const Schedule>(std::move(*b.schedule));
+    const SimResult r = simulate(*sched, p.arrival, cost);
+    if (!r.ok) return nullptr;
+    s.table.push_back({a, r.mean_elapsed, native_model});
+    if (native_model) native_cost = std::min(native_cost, r.mean_elapsed);
+    return sched;
+  };
+  for (Algo a : native_models(in.coll, in.nprocs)) run(a, true);
+  double best = INFINITY;
+  for (Algo a : aware_candidates(in.coll)) {
+    auto sched = run(a, false);
+    if (!sched) continue;
+    const double c = s.table.back().predicted;
+    if (c < best) {
+      best = c;
+      s.pick = a;
+      s.schedule = sched;
+      s.params = schedule_params_for(a, in);
+    }
+  }
+  // The part of native's time an algorithm can remove: above the lower bound
+  // (allreduce, allgather: every rank waits for the last arrival, then one
+  // message time; reduce: early ranks may leave, so all of it).
+  double floor = 0;
+  if (in.coll != Collective::Reduce) {
+    const double last = *std::max_element(in.arrival.begin(), in.arrival.end());
+    for (double a : in.arrival) floor += (last - a) / static_cast<double>(in.nprocs);
+    floor += s.message_time;
+  }
+  const double needed = std::max(2.0 * in.cost.alpha, in.margin * std::max(native_cost - floor, 0.0));
+  if (s.pick != Algo::Native && best < native_cost - needed) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s predicted %.1f us vs native %.1f us", algo_info(s.pick).name, 1e6 * best,
+                  1e6 * native_cost);
+    s.why = buf;
+  } else {
+    s.pick = Algo::Native;
+    s.schedule.reset();
+    s.why = "no arrival-aware algorithm beats native by the margin";
+  }
+  return s;
+}
+
+std::string format_selection(const Selection& s) {
+  std::string out;
+  char line[160];
+  std::snprintf(line, sizeof line, "spread %.1f us, one message %.1f us -> %s (%s)", 1e6 * s.spread,
+                1e6 * s.message_time, algo_info(s.pick).name, s.why.c_str());
+  out += line;
+  for (const auto& c : s.table) {
+    std::snprintf(line, sizeof line, "\n    %-20s %12.1f us%s", algo_info(c.algo).name, 1e6 * c.predicted,
+                  c.native_model ? "  (model of native)" : "");
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace papshim

@@ -1,0 +1,70 @@
+// Auto mode: a cost model predicts each candidate algorithm's mean elapsed
+// time for the predicted arrival vector and picks the cheapest.
+//
+// Works as follows.  Every candidate's schedule is built for the arrival
+// vector and run in the simulator with the measured cost figures (Hockney
+// alpha + beta * bytes per message, gamma per reduced byte).  The MPI
+// library's own algorithm ("native") is modelled by the classical
+// arrival-blind algorithms it uses (ring or Rabenseifner for allreduce,
+// binomial tree for reduce, ring, Bruck or recursive doubling for
+// allgather), taking the cheaper.  An arrival-aware candidate must remove at
+// least `margin` of the time native spends above the lower bound (and two
+// message latencies) to be chosen, so a balanced job keeps the library's
+// tuned algorithm.  When the predicted spread is below half a
+// message time nothing is simulated: native.  Everything here is a pure
+// function of inputs that are identical on every rank.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/catalog.h"
+#include "algorithms/schedule.h"
+
+namespace papshim {
+
+struct CostFigures {
+  double alpha = 5e-6;   // s per message
+  double beta = 1e-10;   // s per byte
+  double gamma = 2e-10;  // s per reduced byte
+};
+
+struct SelectInput {
+  Collective coll = Collective::Allreduce;
+  int nprocs = 1;
+  int root = 0;
+  std::size_t count = 0;       // elements (allgather: per rank)
+  std::size_t elem_size = 4;   // bytes per element
+  std::vector<double> arrival; // predicted, one per rank, any time origin
+  CostFigures cost;
+  bool commutative = true;
+  int clv_segments = 0;        // 0: chosen here
+  double margin = 0.10;
+};
+
+struct Candidate {
+  Algo algo;
+  double predicted = 0;  // mean elapsed, seconds (simulated)
+  bool native_model = false;
+};
+
+struct Selection {
+  Algo pick = Algo::Native;
+  std::string why;                  // one line: the reason for the pick
+  std::vector<Candidate> table;     // every candidate simulated
+  double spread = 0;                // predicted arrival spread, seconds
+  double message_time = 0;          // one transfer of the whole vector
+  ScheduleParams params;            // for the pick, when not native
+  std::shared_ptr<const Schedule> schedule;  // the pick's schedule
+};
+
+// Parameters (segments, tau) an algorithm gets for this input.
+ScheduleParams schedule_params_for(Algo a, const SelectInput& in);
+
+Selection select_algorithm(const SelectInput& in);
+
+// The candidate table as text (PAPSHIM_LOG_LEVEL=debug).
+std::string format_selection(const Selection& s);
+
+}  // namespace papshim

@@ -1,0 +1,95 @@
+#include "predictor/calibrate.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "shim/clock.h"
+
+namespace papshim {
+
+namespace {
+
+constexpr int kTagPing = 1, kTagPong = 2, kTagOffset = 3, kTagData = 4;
+constexpr int kRounds = 8;
+
+// Rank 0 exchanges timestamps with every other rank in turn.
+void clock_offsets(MPI_Comm world, int rank, int size, Calibration& c) {
+  for (int peer = 1; peer < size; ++peer) {
+    if (rank == 0) {
+      double best_rtt = 1e300, offset = 0;
+      for (int i = 0; i < kRounds; ++i) {
+        double peer_time = 0;
+        const double t0 = now();
+        PMPI_Send(&t0, 1, MPI_DOUBLE, peer, kTagPing, world);
+        PMPI_Recv(&peer_time, 1, MPI_DOUBLE, peer, kTagPong, world, MPI_STATUS_IGNORE);
+        const double t1 = now();
+        if (t1 - t0 < best_rtt) best_rtt = t1 - t0, offset = peer_time - 0.5 * (t0 + t1);
+      }
+      const double msg[2] = {offset, best_rtt};
+      PMPI_Send(msg, 2, MPI_DOUBLE, peer, kTagOffset, world);
+    } else if (rank == peer) {
+      for (int i = 0; i < kRounds; ++i) {
+        double t0 = 0;
+        PMPI_Recv(&t0, 1, MPI_DOUBLE, 0, kTagPing, world, MPI_STATUS_IGNORE);
+        const double t = now();
+        PMPI_Send(&t, 1, MPI_DOUBLE, 0, kTagPong, world);
+      }
+      double msg[2];
+      PMPI_Recv(msg, 2, MPI_DOUBLE, 0, kTagOffset, world, MPI_STATUS_IGNORE);
+      c.clock_offset = msg[0];
+      c.offset_rtt = msg[1];
+    }
+  }
+}
+
+// Smallest one-way time of `bytes` between ranks 0 and 1.
+double one_way(MPI_Comm world, int rank, std::vector<char>& buf, int bytes) {
+  double best = 1e300;
+  for (int i = 0; i < 5; ++i) {
+    if (rank == 0) {
+      const double t0 = now();
+      PMPI_Send(buf.data(), bytes, MPI_BYTE, 1, kTagData, world);
+      PMPI_Recv(buf.data(), bytes, MPI_BYTE, 1, kTagData, world, MPI_STATUS_IGNORE);
+      best = std::min(best, 0.5 * (now() - t0));
+    } else if (rank == 1) {
+      PMPI_Recv(buf.data(), bytes, MPI_BYTE, 0, kTagData, world, MPI_STATUS_IGNORE);
+      PMPI_Send(buf.data(), bytes, MPI_BYTE, 0, kTagData, world);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+Calibration calibrate(MPI_Comm world, int rank, int size) {
+  Calibration c;
+  if (size < 2) return c;
+  clock_offsets(world, rank, size, c);
+  constexpr int kBig = 1 << 20;
+  std::vector<char> buf(rank <= 1 ? kBig : 0);
+  double fig[3] = {c.cost.alpha, c.cost.beta, c.cost.gamma};
+  if (rank <= 1) {
+    const double small = one_way(world, rank, buf, 8);
+    const double big = one_way(world, rank, buf, kBig);
+    if (rank == 0) {
+      fig[0] = std::max(small, 1e-7);
+      fig[1] = std::max((big - small) / kBig, 1e-12);
+      // gamma: one local reduction of 256 Ki floats, best of three.
+      std::vector<float> a(1 << 18, 1.0f), b(1 << 18, 2.0f);
+      double best = 1e300;
+      for (int i = 0; i < 3; ++i) {
+        const double t0 = now();
+        PMPI_Reduce_local(a.data(), b.data(), 1 << 18, MPI_FLOAT, MPI_SUM);
+        best = std::min(best, now() - t0);
+      }
+      fig[2] = std::max(best / (4.0 * (1 << 18)), 1e-13);
+    }
+  }
+  PMPI_Bcast(fig, 3, MPI_DOUBLE, 0, world);
+  c.cost.alpha = fig[0];
+  c.cost.beta = fig[1];
+  c.cost.gamma = fig[2];
+  return c;
+}
+
+}  // namespace papshim

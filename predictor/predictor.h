@@ -1,0 +1,72 @@
+// The predictor of one communicator: learns compute phases per call site,
+// publishes each rank's predicted arrival for the next call, and hands every
+// rank the same arrival vector at the call's entry.
+//
+// Rounds.  Round r carries the predictions for call r (the communicator's
+// r-th intercepted call).  At the exit of call r-1 every rank posts the
+// receives of round r from every other rank, and (SMA mode) sends its own
+// prediction to every other rank: tiny eager messages that need no further
+// progress from the sender.  Edge mode sends at papshim_edge() instead, or
+// at the arrival at call r when no edge came.  At the entry of call r the
+// rank sends if it has not yet, then waits for round r.
+//
+// Why the wait at entry is bounded (no deadlock): a rank waits at the entry
+// of call r only for messages its peers send at their exit of call r-1 (SMA),
+// or at their edge or their own entry of call r (edge).  Call r-1 completes
+// without round r, so every peer does exit it and send; a peer's entry of
+// call r needs nothing but its own progress.  So the wait ends at the latest
+// of those sends, never later than the latest arrival at call r.  The very
+// first call has no round (no rank posts one), identically on every rank.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "config/params.h"
+#include "predictor/history.h"
+
+namespace papshim {
+
+class Predictor {
+ public:
+  Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode);
+  ~Predictor();
+  Predictor(const Predictor&) = delete;
+  Predictor& operator=(const Predictor&) = delete;
+
+  // Entry of call `seq` at `site`, arriving at `arrival` (common time base).
+  // Returns the arrival vector (identical on every rank), or nothing when
+  // this call has no complete prediction.
+  std::optional<std::vector<double>> on_entry(std::uint64_t seq, std::uint64_t site, double arrival);
+  // This rank's published prediction for the current call (NaN: none).
+  double my_prediction() const { return my_prediction_; }
+  void on_exit(std::uint64_t seq, std::uint64_t site, double arrival, double exit);
+  // papshim_edge(fraction) at time `t`.
+  void on_edge(double t, double fraction);
+  // Completes the outstanding round (communicator free, MPI_Finalize).  With
+  // several communicators, call publish_final() on all before any finish():
+  // ranks may visit them in different orders.
+  void publish_final();
+  void finish();
+
+ private:
+  void post_round(std::uint64_t seq);
+  void publish(double value);
+
+  MPI_Comm xchg_;
+  int size_, rank_;
+  PredictorMode mode_;
+  PhaseHistory history_;
+  bool round_open_ = false;   // receives of the next round posted
+  bool sent_ = false;         // this rank's value of that round sent
+  std::uint64_t round_seq_ = 0;
+  double value_ = 0;          // this rank's value (send buffer)
+  double my_prediction_;
+  std::vector<double> recv_;
+  std::vector<MPI_Request> reqs_;  // receives [0, size), sends [size, 2 size)
+};
+
+}  // namespace papshim
