@@ -386,7 +386,9 @@ Schedule Generator::run() {
     merge_group();
     while (group_.size() == 1) {
       // Idle rounds (seed 5.1): advance the lone member to the first round
-      // in which the next awaiting process joins its window.
+      // in which the next awaiting process joins its window.  (The root or
+      // an unfinished process is always left to come.)
+      if (next_awaiting_ >= clk_.by_arrival.size()) throw std::logic_error("clairvoyant: lost track");
       const int h = group_.front(), next = clk_.by_arrival[next_awaiting_];
       K_[h] = clk_.frac_class[next] <= clk_.frac_class[h] ? K_[next] - 1 : K_[next];
       survivors_.assign(1, h);

@@ -55,6 +55,7 @@ Schedule build_clairvoyant_linear(const ScheduleParams& params) {
       int next = -1;
       for (int p = 0; p < P; ++p)
         if (!done[p] && p != head && (next < 0 || earlier(p, next))) next = p;
+      if (next < 0) throw std::logic_error("clairvoyant: lost track");
       K[head] = clk.frac_class[next] <= clk.frac_class[head] ? K[next] - 1 : K[next];
       continue;
     }

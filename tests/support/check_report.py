@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Runs an MPI program under the preload and checks papshim's JSON report
+against what the program says it did.
+
+    check_report.py --report PREFIX [--max-spread-us X] [--min-clock-offset-us Y]
+                    -- command...
+
+The program prints lines such as
+    EXPECT site=name file=prog.f90 line=87 collective=MPI_Allreduce calls=10
+    EXPECT total collective=MPI_Allreduce calls=15
+(per rank counts).  Every site must appear in the report at file:line with
+exactly that many calls on every rank; every total must equal, on every rank,
+the sum over the report's sites of that collective.
+"""
+import argparse
+import json
+import re
+import subprocess
+import sys
+
+OPS = {"MPI_Allreduce": "allreduce", "MPI_Reduce": "reduce", "MPI_Allgather": "allgather"}
+
+
+def fail(msg):
+    print("check_report: FAIL: " + msg)
+    sys.exit(1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--report", required=True)
+    ap.add_argument("--max-spread-us", type=float)
+    ap.add_argument("--min-clock-offset-us", type=float)
+    ap.add_argument("command", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    cmd = a.command[1:] if a.command and a.command[0] == "--" else a.command
+    run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(run.stdout)
+    if run.returncode != 0:
+        fail("the program exited with %d" % run.returncode)
+    with open(a.report + ".json") as f:
+        rep = json.load(f)
+    ranks = rep["ranks"]
+    sites = rep["callsites"]
+    expects = [dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+               for line in run.stdout.splitlines() if line.startswith("EXPECT ")]
+    if not expects:
+        fail("the program printed no EXPECT lines")
+    checked = 0
+    for e in expects:
+        op = OPS[e["collective"]]
+        want = int(e["calls"])
+        if "site" in e:
+            where = "%s:%s" % (e["file"], e["line"])
+            found = [s for s in sites if s["op"] == op and s["file_line"].endswith(where)]
+            if len(found) != 1:
+                fail("%s %s: %d report rows at %s (rows: %s)" % (op, e["site"], len(found), where,
+                     [(s["op"], s["file_line"], s["calls_per_rank"]) for s in sites]))
+            if found[0]["calls_per_rank"] != [want] * ranks:
+                fail("%s at %s: calls per rank %s, expected %d" % (op, where, found[0]["calls_per_rank"], want))
+        else:
+            for r in range(ranks):
+                got = sum(s["calls_per_rank"][r] for s in sites if s["op"] == op)
+                if got != want:
+                    fail("rank %d made %d %s calls by the report, expected %d" % (r, got, op, want))
+        checked += 1
+    if a.max_spread_us is not None:
+        for s in sites:
+            if s["comm_size"] > 1 and s["arrival_spread_us"] > a.max_spread_us:
+                fail("%s at %s: mean arrival spread %.0f us > %.0f us (clock offsets not removed?)"
+                     % (s["op"], s["location"], s["arrival_spread_us"], a.max_spread_us))
+    if a.min_clock_offset_us is not None:
+        with open(a.report + ".txt") as f:
+            m = re.search(r"largest offset to rank 0 ([0-9.]+) us", f.read())
+        if not m or float(m.group(1)) < a.min_clock_offset_us:
+            fail("clock offset not detected: %s" % (m.group(0) if m else "no clocks line"))
+    print("check_report: %d expectations hold over %d ranks and %d report rows" % (checked, ranks, len(sites)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "algorithms/selector.h"
+#include "predictor/history.h"
+
+namespace papshim {
+namespace {
+
+TEST(PhaseHistory, NoPredictionBeforeHistory) {
+  PhaseHistory h(4);
+  EXPECT_FALSE(h.predict_next_arrival());
+  h.on_call(1, 0.0, 1.0);
+  EXPECT_FALSE(h.predict_next_arrival());  // one call: no phase yet
+}
+
+TEST(PhaseHistory, MovingAverageOverWindow) {
+  PhaseHistory h(3);
+  double t = 0;
+  for (double phase : {1.0, 2.0, 3.0, 4.0, 5.0}) {  // compute phases of site 7
+    t += phase;
+    h.on_call(7, t, t + 0.5);
+    t += 0.5;
+  }
+  ASSERT_TRUE(h.sma(7));
+  EXPECT_DOUBLE_EQ(*h.sma(7), (3.0 + 4.0 + 5.0) / 3.0);  // the first call has no phase
+  ASSERT_TRUE(h.predict_next_arrival());
+  EXPECT_DOUBLE_EQ(*h.predict_next_arrival(), t + 4.0);
+}
+
+TEST(PhaseHistory, PredictsTheSiteThatFollows) {
+  // An iteration calls site A after a long phase, then site B after a short one.
+  PhaseHistory h(2);
+  double t = 0;
+  for (int it = 0; it < 4; ++it) {
+    t += 10;
+    h.on_call(0xA, t, t + 1);
+    t += 1;
+    t += 2;
+    h.on_call(0xB, t, t + 1);
+    t += 1;
+  }
+  EXPECT_EQ(*h.expected_next_site(), 0xAu);
+  EXPECT_DOUBLE_EQ(*h.predict_next_arrival(), t + 10);
+  h.on_call(0xA, t + 10, t + 11);
+  EXPECT_EQ(*h.expected_next_site(), 0xBu);
+  EXPECT_DOUBLE_EQ(*h.predict_next_arrival(), t + 11 + 2);
+}
+
+TEST(PhaseHistory, FollowsAChangeWithinTheWindow) {
+  const int window = 4;
+  PhaseHistory h(window);
+  double t = 0;
+  auto step = [&](double phase) {
+    t += phase;
+    h.on_call(1, t, t);
+  };
+  for (int i = 0; i < 10; ++i) step(0.001);
+  for (int i = 0; i < window; ++i) step(0.050);  // this rank becomes late
+  EXPECT_NEAR(*h.predict_next_arrival() - t, 0.050, 1e-12);
+}
+
+SelectInput one_late(Collective c, double delay_s, std::size_t count = 1 << 20) {
+  SelectInput in;
+  in.coll = c;
+  in.nprocs = 8;
+  in.count = count;
+  in.elem_size = 4;
+  in.arrival.assign(8, 0.0);
+  in.arrival[3] = delay_s;
+  in.cost = {10e-6, 0.1e-9, 0.03e-9};  // measured here: shared memory
+  return in;
+}
+
+TEST(Selector, BalancedKeepsNative) {
+  const Selection s = select_algorithm(one_late(Collective::Allreduce, 0.0));
+  EXPECT_EQ(s.pick, Algo::Native);
+  EXPECT_NE(s.why.find("balanced"), std::string::npos) << s.why;
+}
+
+TEST(Selector, LateRankPicksArrivalAwareAllreduce) {
+  const Selection s = select_algorithm(one_late(Collective::Allreduce, 0.020));
+  EXPECT_TRUE(s.pick == Algo::Prr || s.pick == Algo::Slt) << format_selection(s);
+  ASSERT_TRUE(s.schedule);
+  EXPECT_GE(s.table.size(), 3u);
+  for (const auto& c : s.table) EXPECT_GT(c.predicted, 0.0);
+}
+
+TEST(Selector, LateRankPicksClairvoyantReduce) {
+  const Selection s = select_algorithm(one_late(Collective::Reduce, 0.020));
+  EXPECT_EQ(s.pick, Algo::Clairvoyant) << format_selection(s);
+}
+
+TEST(Selector, NonCommutativeStaysNative) {
+  SelectInput in = one_late(Collective::Allreduce, 0.020);
+  in.commutative = false;
+  EXPECT_EQ(select_algorithm(in).pick, Algo::Native);
+}
+
+TEST(Selector, MissingOrBadVectorStaysNative) {
+  SelectInput in = one_late(Collective::Allreduce, 0.020);
+  in.arrival.resize(3);
+  EXPECT_EQ(select_algorithm(in).pick, Algo::Native);
+  in = one_late(Collective::Allreduce, 0.020);
+  in.count = 0;
+  EXPECT_EQ(select_algorithm(in).pick, Algo::Native);
+}
+
+TEST(Selector, TableListsNativeModelsAndCandidates) {
+  const Selection s = select_algorithm(one_late(Collective::Allgather, 0.020, 1 << 14));
+  bool native_model = false;
+  for (const auto& c : s.table) native_model = native_model || c.native_model;
+  EXPECT_TRUE(native_model);
+  EXPECT_NE(format_selection(s).find("sparbit"), std::string::npos);
+}
+
+TEST(Selector, SameInputsSameDecision) {
+  const SelectInput in = one_late(Collective::Allreduce, 0.004);
+  const Selection a = select_algorithm(in), b = select_algorithm(in);
+  EXPECT_EQ(a.pick, b.pick);
+  ASSERT_EQ(a.table.size(), b.table.size());
+  for (std::size_t i = 0; i < a.table.size(); ++i) EXPECT_EQ(a.table[i].predicted, b.table[i].predicted);
+}
+
+}  // namespace
+}  // namespace papshim
