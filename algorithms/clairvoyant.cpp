@@ -17,9 +17,11 @@
 //             by fractional arrival time, plus P when its availability is
 //             one round later than the head's (doubled index space, seed
 //             5.4.3).  Leaf order is then availability order.
-//   tree      segment tree over m >= 2P leaves, stored word-major: word w of
-//             node n is tree[w * 2m + n]; root at node 1, leaf x at node m+x.
-//             A leaf holds the `hold` bits of a free (not yet sent in this
+//   tree      segment tree over m >= 2P leaves; root at node 1, leaf x at
+//             node m+x.  Node n is a row of 2^shift >= W words (W = words of
+//             N bits): word w at tree[(n << shift) + w].  Operations run word
+//             by word (a column: tree + w, step 2^shift) and stop early; the
+//             row keeps a node's words in one cache line.  A leaf holds the `hold` bits of a free (not yet sent in this
 //             round) member other than the sink; zero otherwise.  An inner
 //             node is the OR of its children.
 //   sink      kept out of the tree and checked by hand before the tree: this
@@ -117,7 +119,8 @@ class Generator {
     return K_[q] != K_[h] + 1 ? K_[q] < K_[h] + 1 : clk_.frac_class[q] <= clk_.frac_class[h];
   }
   Word* bits(int p) { return &hold_[static_cast<std::size_t>(p) * W_]; }
-  Word* tree_word(int w) { return &tree_[static_cast<std::size_t>(w) * 2 * m_]; }
+  Word* column(int w) { return &tree_[static_cast<std::size_t>(w)]; }
+  std::size_t row(std::size_t n) const { return n << shift_; }
 
   void merge_group();
   void sync_tree();
@@ -131,7 +134,7 @@ class Generator {
 
   const detail::ClairvoyantClock clk_;
   const int P_, N_, W_, root_;
-  int m_ = 1;
+  int m_ = 1, shift_ = 0;
   std::vector<std::int64_t> K_;
   std::vector<Word> hold_, tree_;
   std::vector<int> count_, fresh_, leaf_of_, proc_at_;
@@ -157,12 +160,13 @@ Generator::Generator(const ScheduleParams& params)
       root_(params.root),
       round_limit_(detail::round_limit(params)) {
   while (m_ < 2 * P_) m_ *= 2;
+  while ((1 << shift_) < W_) ++shift_;
   const auto P = static_cast<std::size_t>(P_);
   K_ = clk_.whole;
   hold_.assign(P * W_, ~Word{0});
   if (N_ % kWordBits != 0)
     for (int p = 0; p < P_; ++p) bits(p)[W_ - 1] = (Word{1} << (N_ % kWordBits)) - 1;
-  tree_.assign(static_cast<std::size_t>(W_) * 2 * m_, 0);
+  tree_.assign(row(2 * static_cast<std::size_t>(m_)), 0);
   count_.assign(P, N_);
   fresh_.assign(P, -1);
   leaf_of_.assign(P, -1);
@@ -214,7 +218,7 @@ void Generator::sync_tree() {
     if (at < 0) continue;
     const bool stays = in_group_[q] == group_stamp_ && q != sink_ && index(q) == at;
     if (stays) continue;
-    for (int w = 0; w < W_; ++w) tree_word(w)[m_ + at] = 0;
+    std::fill_n(&tree_[row(m_ + at)], W_, Word{0});
     dirty_.push_back(m_ + at);
     leaf_of_[q] = -1;
   }
@@ -222,8 +226,7 @@ void Generator::sync_tree() {
     if (q == sink_) continue;
     const int at = index(q);
     if (leaf_of_[q] == at && !stale_[q]) continue;
-    const Word* b = bits(q);
-    for (int w = 0; w < W_; ++w) tree_word(w)[m_ + at] = b[w];
+    std::copy_n(bits(q), W_, &tree_[row(m_ + at)]);
     dirty_.push_back(m_ + at);
     leaf_of_[q] = at;
     proc_at_[at] = q;
@@ -244,9 +247,11 @@ void Generator::fix_ancestors() {
         parents_.push_back(up);
       }
     }
-    for (int w = 0; w < W_; ++w) {
-      Word* t = tree_word(w);
-      for (int n : parents_) t[n] = t[2 * n] | t[2 * n + 1];
+    for (const int n : parents_) {
+      Word* up = &tree_[row(n)];
+      const Word* left = &tree_[row(2 * n)];
+      const Word* right = left + row(1);
+      for (int w = 0; w < W_; ++w) up[w] = left[w] | right[w];
     }
     dirty_.swap(parents_);
   }
@@ -255,18 +260,19 @@ void Generator::fix_ancestors() {
 // The leftmost leaf whose bit `seg` is set, other than leaf `skip` (seed
 // listings 4 and 5).  The caller knows such a leaf exists.
 int Generator::leftmost(int seg, int skip) {
-  const Word* t = tree_word(seg / kWordBits);
+  const Word* t = column(seg / kWordBits);
   const int b = seg % kWordBits;
+  const auto m = static_cast<std::size_t>(m_);
   // Go left when the left child has the bit (branch-free: the path is
   // unpredictable).
-  auto descend = [&](int n) {
-    while (n < m_) n = 2 * n + static_cast<int>(((t[2 * n] >> b) & 1) ^ 1);
+  auto descend = [&](std::size_t n) {
+    while (n < m) n = 2 * n + (((t[row(2 * n)] >> b) & 1) ^ 1);
     return n;
   };
-  int n = descend(1);
-  if (n - m_ != skip) return n - m_;
-  while ((n & 1) || !((t[n + 1] >> b) & 1)) n >>= 1;  // climb to a right sibling having it
-  return descend(n + 1) - m_;
+  std::size_t n = descend(1);
+  if (n - m != static_cast<std::size_t>(skip)) return static_cast<int>(n - m);
+  while ((n & 1) || !((t[row(n + 1)] >> b) & 1)) n >>= 1;  // climb to a right sibling having it
+  return static_cast<int>(descend(n + 1) - m);
 }
 
 // Phase 3, one receiver: smallest segment first, then the first peer (the
@@ -274,7 +280,7 @@ int Generator::leftmost(int seg, int skip) {
 void Generator::match(int i) {
   if (i == sink_) {  // the sink takes any segment a free member holds
     for (int w = 0; w < W_; ++w)
-      if (const Word x = tree_word(w)[1]) {
+      if (const Word x = tree_[row(1) + w]) {
         const int seg = w * kWordBits + lowest_bit(x);
         transfer(proc_at_[leftmost(seg, -1)], i, seg);
         return;
@@ -286,12 +292,12 @@ void Generator::match(int i) {
   const int at = leaf_of_[i];
   for (int w = 0; w < W_ && seg < 0; ++w) {
     if (!mine[w]) continue;
-    const Word* t = tree_word(w);
+    const Word* t = column(w);
     Word others = 0;  // OR of every free member but i
     if (at < 0)
-      others = t[1];
+      others = t[row(1)];
     else
-      for (int n = m_ + at; n > 1; n >>= 1) others |= t[n ^ 1];
+      for (auto n = static_cast<std::size_t>(m_ + at); n > 1; n >>= 1) others |= t[row(n ^ 1)];
     if (const Word x = others & mine[w]) seg = w * kWordBits + lowest_bit(x);
   }
   if (sink_free_) {
@@ -340,12 +346,15 @@ void Generator::transfer(int z, int i, int seg) {
 // z has sent: zero its leaf and fix the path up, word by word, stopping as
 // soon as a node does not change.
 void Generator::clear_leaf(int p) {
-  const int leaf = m_ + leaf_of_[p];
+  const auto leaf = static_cast<std::size_t>(m_ + leaf_of_[p]);
   for (int w = 0; w < W_; ++w) {
-    Word* t = tree_word(w);
-    Word gone = t[leaf];  // bits that may vanish from the ancestors
-    t[leaf] = 0;
-    for (int n = leaf; n > 1 && (gone &= ~t[n ^ 1]); n >>= 1) t[n >> 1] &= ~gone;
+    Word* t = column(w);
+    // keep = complement of the bits that vanish from the ancestors: those
+    // of the leaf that no sibling subtree on the way up has.
+    Word keep = ~t[row(leaf)];
+    t[row(leaf)] = 0;
+    for (std::size_t n = leaf; n > 1 && (keep |= t[row(n ^ 1)]) != ~Word{0}; n >>= 1)
+      t[row(n >> 1)] &= keep;
   }
   leaf_of_[p] = -1;
 }
@@ -353,11 +362,11 @@ void Generator::clear_leaf(int p) {
 // A free member received `seg` (P'): drop that bit from its leaf and from the
 // ancestors that got it only from this leaf.
 void Generator::clear_leaf_bit(int leaf, int seg) {
-  Word* t = tree_word(seg / kWordBits);
+  Word* t = column(seg / kWordBits);
   const Word bit = Word{1} << (seg % kWordBits);
-  int n = m_ + leaf;
-  t[n] &= ~bit;
-  for (; n > 1 && !(t[n ^ 1] & bit); n >>= 1) t[n >> 1] &= ~bit;
+  auto n = static_cast<std::size_t>(m_ + leaf);
+  t[row(n)] &= ~bit;
+  for (; n > 1 && !(t[row(n ^ 1)] & bit); n >>= 1) t[row(n >> 1)] &= ~bit;
 }
 
 // Phase 4: P' becomes P; holders and the root advance a round, the others

@@ -80,6 +80,9 @@ const std::vector<ParamSpec>& param_specs() {
       {"PAPSHIM_CLV_SEGMENTS", ParamType::Int, "0", {}, 0, 4096,
        "Clairvoyant segment count (0: chosen by the cost model)"},
       {"PAPSHIM_TIMELINE", ParamType::String, "", {}, 0, 0, "Chrome trace JSON of arrivals and exits (path)"},
+      {"PAPSHIM_HELPER_THREAD", ParamType::Bool, "1", {}, 0, 0,
+       "1: ask MPI for MPI_THREAD_MULTIPLE and run the predictor's helper thread; 0: keep the application's "
+       "thread level and run the predictor inline"},
       {"PAPSHIM_HELP", ParamType::Bool, "0", {}, 0, 0, "1: print this table on rank 0 at MPI_Init", false, false},
       {"PAPSHIM_TEST_CLOCK_OFFSET_US", ParamType::Double, "0", {}, 0, 0,
        "test only: microseconds added to this rank's clock (emulates hosts whose clocks disagree)", true, false},
@@ -125,6 +128,7 @@ Config parse_config(const EnvLookup& env) {
     else if (name == "PAPSHIM_CLV_SEGMENTS") c.clv_segments = std::stoi(canon);
     else if (name == "PAPSHIM_TIMELINE") c.timeline = value;
     else if (name == "PAPSHIM_HELP") c.help = canon == "1";
+    else if (name == "PAPSHIM_HELPER_THREAD") c.helper_thread = canon == "1";
     else if (name == "PAPSHIM_TEST_CLOCK_OFFSET_US") c.clock_offset_us = std::strtod(value.c_str(), nullptr);
   }
   return c;

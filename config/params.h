@@ -47,6 +47,7 @@ struct Config {
   std::string timeline;   // Chrome trace path, empty: off
   double clock_offset_us = 0;  // test-only: added to this rank's clock
   bool help = false;
+  bool helper_thread = true;
 
   // name -> canonical value, for the cross-rank comparison.
   std::vector<std::pair<std::string, std::string>> values;

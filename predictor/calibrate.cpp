@@ -10,7 +10,7 @@ namespace papshim {
 namespace {
 
 constexpr int kTagPing = 1, kTagPong = 2, kTagOffset = 3, kTagData = 4;
-constexpr int kRounds = 8;
+constexpr int kRounds = 16;
 
 // Rank 0 exchanges timestamps with every other rank in turn.
 void clock_offsets(MPI_Comm world, int rank, int size, Calibration& c) {

@@ -8,6 +8,7 @@ namespace papshim {
 namespace {
 constexpr int kTagBase = 100;
 int round_tag(std::uint64_t seq) { return kTagBase + static_cast<int>(seq % 16384); }
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
 Predictor::Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode)
@@ -16,18 +17,22 @@ Predictor::Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMod
       rank_(rank),
       mode_(mode),
       history_(window),
-      my_prediction_(std::numeric_limits<double>::quiet_NaN()),
+      my_prediction_(kNaN),
       recv_(static_cast<std::size_t>(size), 0.0),
-      reqs_(2 * static_cast<std::size_t>(size), MPI_REQUEST_NULL) {}
-
-Predictor::~Predictor() = default;
+      recv_reqs_(static_cast<std::size_t>(size), MPI_REQUEST_NULL),
+      send_reqs_(static_cast<std::size_t>(size), MPI_REQUEST_NULL) {}
 
 void Predictor::post_round(std::uint64_t seq) {
+  // The previous round's sends are eager and long complete; make it so.
+  PMPI_Waitall(size_, send_reqs_.data(), MPI_STATUSES_IGNORE);
   round_seq_ = seq;
   round_open_ = true;
+  recv_done_ = size_ == 1;
   sent_ = false;
   for (int p = 0; p < size_; ++p)
-    if (p != rank_) PMPI_Irecv(&recv_[static_cast<std::size_t>(p)], 1, MPI_DOUBLE, p, round_tag(seq), xchg_, &reqs_[static_cast<std::size_t>(p)]);
+    if (p != rank_)
+      PMPI_Irecv(&recv_[static_cast<std::size_t>(p)], 1, MPI_DOUBLE, p, round_tag(seq), xchg_,
+                 &recv_reqs_[static_cast<std::size_t>(p)]);
 }
 
 void Predictor::publish(double value) {
@@ -36,46 +41,98 @@ void Predictor::publish(double value) {
   recv_[static_cast<std::size_t>(rank_)] = value;
   for (int p = 0; p < size_; ++p)
     if (p != rank_)
-      PMPI_Isend(&value_, 1, MPI_DOUBLE, p, round_tag(round_seq_), xchg_,
-                 &reqs_[static_cast<std::size_t>(size_ + p)]);
+      PMPI_Isend(&value_, 1, MPI_DOUBLE, p, round_tag(round_seq_), xchg_, &send_reqs_[static_cast<std::size_t>(p)]);
   sent_ = true;
 }
 
-std::optional<std::vector<double>> Predictor::on_entry(std::uint64_t seq, std::uint64_t, double arrival) {
-  my_prediction_ = std::numeric_limits<double>::quiet_NaN();
+bool Predictor::vector_valid() const {
+  for (double v : recv_)
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+std::optional<std::vector<double>> Predictor::on_entry(std::uint64_t seq, double arrival) {
+  std::lock_guard<std::mutex> lock(mu_);
+  my_prediction_ = kNaN;
   if (!round_open_ || round_seq_ != seq) return std::nullopt;
   publish(arrival);  // edge mode without an edge: the actual arrival
   my_prediction_ = value_;
-  PMPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
+  if (!recv_done_) PMPI_Waitall(size_, recv_reqs_.data(), MPI_STATUSES_IGNORE);
+  recv_done_ = true;
   round_open_ = false;
-  for (double v : recv_)
-    if (!std::isfinite(v)) return std::nullopt;
+  if (!vector_valid()) return std::nullopt;
   return recv_;
 }
 
-void Predictor::on_exit(std::uint64_t seq, std::uint64_t site, double arrival, double exit) {
+void Predictor::on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& shape, double arrival,
+                        double exit) {
+  std::lock_guard<std::mutex> lock(mu_);
   history_.on_call(site, arrival, exit);
+  shape_by_site_[site] = shape;
+  const auto next = history_.expected_next_site();
+  auto it = next ? shape_by_site_.find(*next) : shape_by_site_.end();
+  next_shape_ = it == shape_by_site_.end() ? shape : it->second;
   post_round(seq + 1);
   if (mode_ == PredictorMode::Sma) {
     const auto p = history_.predict_next_arrival();
-    publish(p ? *p : std::numeric_limits<double>::quiet_NaN());
+    publish(p ? *p : kNaN);
   }
 }
 
 void Predictor::on_edge(double t, double fraction) {
+  std::lock_guard<std::mutex> lock(mu_);
   if (mode_ != PredictorMode::Edge || !round_open_ || sent_ || !history_.has_exit()) return;
   if (!(fraction > 0.0) || fraction > 1.0) return;
   const double elapsed = t - history_.last_exit();
   publish(t + elapsed * (1.0 - fraction) / fraction);
 }
 
-void Predictor::publish_final() { publish(std::numeric_limits<double>::quiet_NaN()); }
+bool Predictor::waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return round_open_ && !recv_done_;
+}
+
+bool Predictor::poll(std::vector<double>& vec, std::uint64_t& seq, CallShape& shape) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!round_open_ || recv_done_ || !sent_) return false;
+  int flag = 0;
+  PMPI_Testall(size_, recv_reqs_.data(), &flag, MPI_STATUSES_IGNORE);
+  if (!flag) return false;
+  recv_done_ = true;
+  if (!vector_valid()) return false;
+  vec = recv_;
+  seq = round_seq_;
+  shape = next_shape_;
+  return true;
+}
+
+void Predictor::store_precomputed(Precomputed p) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pre_ = std::move(p);
+}
+
+std::optional<Precomputed> Predictor::take_precomputed(std::uint64_t seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pre_.seq != seq) return std::nullopt;
+  Precomputed p = std::move(pre_);
+  pre_ = Precomputed{};
+  return p;
+}
+
+void Predictor::publish_final() {
+  std::lock_guard<std::mutex> lock(mu_);
+  publish(kNaN);
+}
 
 void Predictor::finish() {
-  if (!round_open_) return;
-  publish_final();
-  PMPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
-  round_open_ = false;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (round_open_) {
+    publish(kNaN);
+    if (!recv_done_) PMPI_Waitall(size_, recv_reqs_.data(), MPI_STATUSES_IGNORE);
+    round_open_ = false;
+    recv_done_ = true;
+  }
+  PMPI_Waitall(size_, send_reqs_.data(), MPI_STATUSES_IGNORE);
 }
 
 }  // namespace papshim

@@ -17,12 +17,22 @@
 // call r needs nothing but its own progress.  So the wait ends at the latest
 // of those sends, never later than the latest arrival at call r.  The very
 // first call has no round (no rank posts one), identically on every rank.
+//
+// Threads.  With the helper thread (predictor/helper_thread.h) the round is
+// completed by poll() as soon as the data is in, and the helper computes
+// the decision for the call ahead of time (precompute slot).  Every method
+// takes the predictor's mutex, so the helper and the application thread
+// never touch the requests at once.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "config/params.h"
@@ -30,22 +40,50 @@
 
 namespace papshim {
 
+// The arguments of a call that decide its algorithm, besides the vector.
+struct CallShape {
+  int coll = -1;
+  int count = 0;
+  int type_size = 0;
+  int root = 0;
+  bool commutative = true;
+  bool operator==(const CallShape& o) const {
+    return coll == o.coll && count == o.count && type_size == o.type_size && root == o.root &&
+           commutative == o.commutative;
+  }
+};
+
+// A decision computed ahead of the call: valid for call `seq` if the call
+// has the shape it was computed for.
+struct Precomputed {
+  std::uint64_t seq = ~0ull;
+  CallShape shape;
+  std::shared_ptr<const void> selection;  // a Selection (algorithms/selector.h)
+};
+
 class Predictor {
  public:
   Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode);
-  ~Predictor();
   Predictor(const Predictor&) = delete;
   Predictor& operator=(const Predictor&) = delete;
 
-  // Entry of call `seq` at `site`, arriving at `arrival` (common time base).
-  // Returns the arrival vector (identical on every rank), or nothing when
-  // this call has no complete prediction.
-  std::optional<std::vector<double>> on_entry(std::uint64_t seq, std::uint64_t site, double arrival);
+  // Entry of call `seq`, arriving at `arrival` (common time base).  Returns
+  // the arrival vector (identical on every rank), or nothing when this call
+  // has no complete prediction.
+  std::optional<std::vector<double>> on_entry(std::uint64_t seq, double arrival);
   // This rank's published prediction for the current call (NaN: none).
   double my_prediction() const { return my_prediction_; }
-  void on_exit(std::uint64_t seq, std::uint64_t site, double arrival, double exit);
+  void on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& shape, double arrival, double exit);
   // papshim_edge(fraction) at time `t`.
   void on_edge(double t, double fraction);
+
+  // Helper thread: completes the open round if its data is in.  Returns true
+  // once per round, with the vector, the round's call and its expected shape.
+  bool poll(std::vector<double>& vec, std::uint64_t& seq, CallShape& shape);
+  bool waiting() const;  // a round is open and not yet complete
+  void store_precomputed(Precomputed p);
+  std::optional<Precomputed> take_precomputed(std::uint64_t seq);
+
   // Completes the outstanding round (communicator free, MPI_Finalize).  With
   // several communicators, call publish_final() on all before any finish():
   // ranks may visit them in different orders.
@@ -55,18 +93,24 @@ class Predictor {
  private:
   void post_round(std::uint64_t seq);
   void publish(double value);
+  bool vector_valid() const;
 
+  mutable std::mutex mu_;
   MPI_Comm xchg_;
   int size_, rank_;
   PredictorMode mode_;
   PhaseHistory history_;
+  std::unordered_map<std::uint64_t, CallShape> shape_by_site_;
+  CallShape next_shape_;
   bool round_open_ = false;   // receives of the next round posted
+  bool recv_done_ = false;    // ... and complete
   bool sent_ = false;         // this rank's value of that round sent
   std::uint64_t round_seq_ = 0;
   double value_ = 0;          // this rank's value (send buffer)
   double my_prediction_;
   std::vector<double> recv_;
-  std::vector<MPI_Request> reqs_;  // receives [0, size), sends [size, 2 size)
+  std::vector<MPI_Request> recv_reqs_, send_reqs_;
+  Precomputed pre_;
 };
 
 }  // namespace papshim

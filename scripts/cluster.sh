@@ -31,6 +31,11 @@ BRIDGE="$PREFIX-br"
 FIRST_HOST_OCTET=10          # host i gets <net>.(10+i); the bridge gets <net>.1
 MAX_HOSTS=240
 
+check_prefix() {
+  # interface names are limited to 15 characters ("<prefix>-probe-p")
+  [[ $PREFIX =~ ^[a-z][a-z0-9]{0,6}$ ]] || usage_error "PAPSHIM_CLUSTER_PREFIX must be 1-7 lower-case letters/digits, starting with a letter (got '$PREFIX')"
+}
+
 die()   { echo "$PROG: $*" >&2; exit 1; }
 usage_error() { echo "$PROG: $*" >&2; echo "usage: $PROG up N [RATE] [LATENCY] | down | status | run [options] -- cmd args..." >&2; exit $EX_USAGE; }
 unavailable() { echo "$PROG: not available here: $*" >&2; exit $EX_UNAVAILABLE; }
@@ -59,6 +64,8 @@ environment:
                           packet with headers)
   PAPSHIM_CLUSTER_QUEUE   tbf queue limit in bytes (default: 20 ms worth of
                           RATE, at least 256 KiB)
+  PAPSHIM_CLUSTER_DOWN_WAIT  seconds 'down' waits for running jobs before
+                          ending them (default 10)
   PAPSHIM_CLUSTER_VERBOSE=1  print the mpirun command line before running it
 
 exit codes: 0 ok, 1 failure, 2 usage, 77 not available on this machine
@@ -534,10 +541,10 @@ cmd_run() {
   # forked has already exec'd before the parent's setpgid(); drop just that.
   local errfd filter_pid
   exec {errfd}> >(grep --line-buffered -v -E \
-      'plm:rsh: Warning: setpgid\([0-9]+,[0-9]+\) failed in parent with errno=Permission denied' >&2)
+      'plm:rsh: Warning: setpgid\([0-9]+,[0-9]+\) failed in parent with errno=Permission denied' >&2 9<&-)
   filter_pid=$!
   set +e
-  "${cmd[@]}" 2>&"$errfd"
+  "${cmd[@]}" 2>&"$errfd" 9<&-
   local rc=$?
   exec {errfd}>&-
   wait "$filter_pid" 2>/dev/null
@@ -548,6 +555,7 @@ cmd_run() {
 # --- main --------------------------------------------------------------------
 
 [[ $# -ge 1 ]] || { usage >&2; exit $EX_USAGE; }
+check_prefix
 sub=$1; shift
 case $sub in
   up)     cmd_up "$@" ;;

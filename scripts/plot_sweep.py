@@ -280,6 +280,31 @@ def fmt(v, spec):
     return "-" if v is None else format(v, spec)
 
 
+def what_ran(results):
+    """(op, label) -> {algorithm: calls} from the papshim reports the sweep
+    kept (--reports); report names are r<round>-<op>-<experiment>-np<N>-<label>."""
+    folder = os.path.join(results, "reports")
+    out = defaultdict(lambda: defaultdict(int))
+    if not os.path.isdir(folder):
+        return out
+    for name in os.listdir(folder):
+        if not name.endswith(".txt"):
+            continue
+        parts = name[:-4].split("-", 4)
+        if len(parts) < 5:
+            continue
+        op, label = parts[1], parts[4]
+        with open(os.path.join(folder, name)) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("algorithms:"):
+                    for item in line.split(":", 1)[1].split():
+                        algo, _, calls = item.rstrip(",").rpartition(":")
+                        if calls.isdigit():
+                            out[(op, label)][algo] += int(calls)
+    return out
+
+
 def summarise(table, meta, ops, results):
     np0, size0 = meta["np0"], meta["size0"]
     fixed_ms = float(meta["fixed_ms"])
@@ -346,6 +371,14 @@ def summarise(table, meta, ops, results):
               table.keys(op, nprocs=np0, mode="one-late", delay_ms=fixed_ms), "count")
         block("nprocs: {} one-late, delay {} ms, {} floats".format(op, fixed_ms, c0), op,
               table.keys(op, count=c0, mode="one-late", delay_ms=fixed_ms), "nprocs")
+
+    ran = what_ran(results)
+    if ran:
+        lines.append("")
+        lines.append("what papshim ran (reports/, calls per algorithm summed over rounds and ranks):")
+        for (op, label), counts in sorted(ran.items()):
+            lines.append("  {:<10} {:<20} {}".format(op, label, ", ".join(
+                "{}:{}".format(k, v) for k, v in sorted(counts.items()))))
 
     with open(os.path.join(results, "summary.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -66,6 +66,8 @@ where:
   --lib PATH         preload library (default build/libpapshim.so)
   --bench PATH       benchmark binary (default build/bench/papbench)
   --no-build         do not run scripts/build.sh first
+  --reports          keep papshim's report of every preloaded launch in reports/
+                     (shows what auto chose and any fallback to native)
   --no-plot          do not draw the plots
   --dry-run          print the launch plan and exit
 EOF
@@ -117,6 +119,7 @@ LIB="$ROOT/build/libpapshim.so"
 BENCH="$ROOT/build/bench/papbench"
 BUILD=1
 PLOT=1
+REPORTS=0
 DRY=0
 
 need() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value"; }
@@ -148,6 +151,7 @@ while [[ $# -gt 0 ]]; do
     --bench) need "$@"; BENCH=$2; shift 2 ;;
     --no-build) BUILD=0; shift ;;
     --no-plot) PLOT=0; shift ;;
+    --reports) REPORTS=1; shift ;;
     --dry-run) DRY=1; shift ;;
     *) usage >&2; die "unknown option '$1'" ;;
   esac
@@ -208,9 +212,12 @@ launch() {
   shift 5
   local -a xs=()
   if [[ $label != none ]]; then
-    local algo=$label
+    local algo=$label report=off
     [[ $label == native2 ]] && algo=native
-    xs+=(-x "LD_PRELOAD=$LIB" -x "PAPSHIM_REPORT=off" -x "PAPSHIM_${op^^}=$algo" -x "PAPSHIM_PREDICTOR=$PREDICTOR")
+    if [[ $REPORTS == 1 ]]; then
+      report="$OUT/reports/$(basename "$log" .log)"
+    fi
+    xs+=(-x "LD_PRELOAD=$LIB" -x "PAPSHIM_REPORT=$report" -x "PAPSHIM_${op^^}=$algo" -x "PAPSHIM_PREDICTOR=$PREDICTOR")
   fi
   local rc=0
   if [[ $cluster == 1 ]]; then
@@ -244,6 +251,7 @@ if [[ $DRY == 0 ]]; then
   [[ -r $LIB ]] || die "preload library $LIB not found; run scripts/build.sh"
   [[ $cluster == 0 ]] || check_cluster
   mkdir -p "$OUT/logs" "$OUT/bin"
+  [[ $REPORTS == 0 ]] || mkdir -p "$OUT/reports"
   # Every launch uses these copies: a rebuild in the work tree during the
   # sweep cannot mix two versions of the library into one result.
   cp -- "$LIB" "$OUT/bin/libpapshim.so"

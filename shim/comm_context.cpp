@@ -53,7 +53,7 @@ CommContext* CommRegistry::get(MPI_Comm comm, int world_rank) {
     if (cfg.predictor != PredictorMode::Off) {
       PMPI_Comm_dup(comm, &ctx->xchg);
       PMPI_Comm_set_errhandler(ctx->xchg, MPI_ERRORS_RETURN);
-      ctx->pred = std::make_unique<Predictor>(ctx->xchg, ctx->size, ctx->rank, cfg.sma_window, cfg.predictor);
+      ctx->pred = std::make_shared<Predictor>(ctx->xchg, ctx->size, ctx->rank, cfg.sma_window, cfg.predictor);
     }
   }
   ctx->id = local_id;

@@ -27,6 +27,7 @@
 #include "shim/clock.h"
 #include "shim/comm_context.h"
 #include "shim/runtime.h"
+#include "predictor/helper_thread.h"
 #include "shim/stats.h"
 
 namespace papshim {
@@ -162,35 +163,68 @@ struct Decided {
   Decision d;
   ScheduleParams params;
   std::shared_ptr<const Schedule> sched;
+  bool by_auto = false;  // auto mode ran the cost model for this call
+  bool ready = false;    // ... and the helper thread had the decision ready
 };
 
-Decided decide(const CallArgs& a, const CommContext& ctx, const std::optional<std::vector<double>>& arrival,
-               int tsize) {
+bool op_commutes(MPI_Op op) {
+  int commute = 1;
+  if (op != MPI_OP_NULL) PMPI_Op_commutative(op, &commute);
+  return commute != 0;
+}
+
+CallShape shape_of(const CallArgs& a, int tsize) {
+  CallShape s;
+  s.coll = static_cast<int>(a.coll);
+  s.count = a.count;
+  s.type_size = tsize;
+  s.root = a.coll == Collective::Reduce ? a.root : 0;
+  s.commutative = a.coll == Collective::Allgather || op_commutes(a.op);
+  return s;
+}
+
+SelectInput select_input(const CallShape& shape, int nprocs, const std::vector<double>& arrival) {
   const Runtime& rt = runtime();
+  SelectInput in;
+  in.coll = static_cast<Collective>(shape.coll);
+  in.nprocs = nprocs;
+  in.root = shape.root;
+  in.count = static_cast<std::size_t>(shape.count);
+  in.elem_size = static_cast<std::size_t>(shape.type_size);
+  in.arrival = arrival;
+  in.cost = rt.cal.cost;
+  in.commutative = shape.commutative;
+  in.clv_segments = rt.cfg.clv_segments;
+  return in;
+}
+
+Decided decide(const CallArgs& a, const CommContext& ctx, const std::optional<std::vector<double>>& arrival,
+               const CallShape& shape, std::uint64_t seq) {
   Decided out;
   const std::string& name = setting_for(a.coll);
   const auto forced = algo_from_name(a.coll, name);
   if (forced && *forced == Algo::Native) return out;
-
-  SelectInput in;
-  in.coll = a.coll;
-  in.nprocs = ctx.size;
-  in.root = a.coll == Collective::Reduce ? a.root : 0;
-  in.count = static_cast<std::size_t>(a.count);
-  in.elem_size = static_cast<std::size_t>(tsize);
-  in.arrival = arrival ? *arrival : std::vector<double>(static_cast<std::size_t>(ctx.size), 0.0);
-  in.cost = rt.cal.cost;
-  in.clv_segments = rt.cfg.clv_segments;
+  const SelectInput in =
+      select_input(shape, ctx.size, arrival ? *arrival : std::vector<double>(static_cast<std::size_t>(ctx.size), 0.0));
 
   if (!forced) {  // auto
     if (!arrival || !ineligible(a, ctx, a.coll != Collective::Allgather).empty()) return out;
-    const Selection sel = select_algorithm(in);
+    // The helper thread may have decided already, for a call of this shape;
+    // it ran the same pure function on the same inputs.
+    std::shared_ptr<const Selection> sel;
+    if (auto pre = ctx.pred->take_precomputed(seq); pre && pre->shape == shape && pre->selection) {
+      sel = std::static_pointer_cast<const Selection>(pre->selection);
+      out.ready = true;
+    } else {
+      sel = std::make_shared<const Selection>(select_algorithm(in));
+    }
     if (ctx.rank == 0 && log().should_log(spdlog::level::debug))
-      log().debug("{} call #{} on communicator {:#x}: {}", to_string(a.coll), ctx.seq - 1, ctx.id,
-                  format_selection(sel));
-    out.d.algo = sel.pick;
-    out.params = sel.params;
-    out.sched = sel.schedule;
+      log().debug("{} call #{} on communicator {:#x}{}: {}", to_string(a.coll), seq, ctx.id,
+                  out.ready ? " (decided ahead)" : "", format_selection(*sel));
+    out.by_auto = true;
+    out.d.algo = sel->pick;
+    out.params = sel->params;
+    out.sched = sel->schedule;
     return out;
   }
 
@@ -208,6 +242,11 @@ Decided decide(const CallArgs& a, const CommContext& ctx, const std::optional<st
 
 }  // namespace
 
+std::shared_ptr<const void> precompute_selection(const std::vector<double>& arrival, const CallShape& shape,
+                                                 int nprocs) {
+  return std::make_shared<const Selection>(select_algorithm(select_input(shape, nprocs, arrival)));
+}
+
 int dispatch(const CallArgs& a) {
   Runtime& rt = runtime();
   const double arrival = common_now();
@@ -221,11 +260,12 @@ int dispatch(const CallArgs& a) {
 
   // The arrival vector of this call (identical on every rank) or nothing.
   std::optional<std::vector<double>> predicted_arrivals;
-  if (ctx->pred) predicted_arrivals = ctx->pred->on_entry(seq, site_id, arrival);
+  if (ctx->pred) predicted_arrivals = ctx->pred->on_entry(seq, arrival);
   const double my_prediction = ctx->pred ? ctx->pred->my_prediction() : std::nan("");
 
   const int tsize = type_size(a.type);
-  Decided dd = decide(a, *ctx, predicted_arrivals, tsize);
+  const CallShape shape = shape_of(a, tsize);
+  Decided dd = decide(a, *ctx, predicted_arrivals, shape, seq);
   Decision& d = dd.d;
   std::shared_ptr<const Schedule> sched = dd.sched;
   const ScheduleParams& p = dd.params;
@@ -269,9 +309,13 @@ int dispatch(const CallArgs& a) {
   const double exit_time = common_now();
   const std::uint64_t bytes = static_cast<std::uint64_t>(tsize) * static_cast<std::uint64_t>(a.count) *
                               (a.coll == Collective::Allgather ? static_cast<std::uint64_t>(ctx->size) : 1u);
-  if (ctx->pred) ctx->pred->on_exit(seq, site_id, arrival, exit_time);
+  if (ctx->pred) {
+    ctx->pred->on_exit(seq, site_id, shape, arrival, exit_time);
+    HelperThread::instance().round_opened(ctx->pred, ctx->size);
+  }
   SiteKey key{a.coll, ctx->id, ctx->size, site};
-  Stats::instance().record(key, seq, arrival, exit_time, my_prediction, bytes, algo_info(d.algo).name, d.fallback);
+  Stats::instance().record(key, seq, arrival, exit_time, my_prediction, bytes, algo_info(d.algo).name, d.fallback,
+                           dd.by_auto, dd.ready);
   return rc;
 }
 

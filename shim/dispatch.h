@@ -4,7 +4,11 @@
 
 #include <mpi.h>
 
+#include <memory>
+#include <vector>
+
 #include "algorithms/schedule.h"
+#include "predictor/predictor.h"
 
 namespace papshim {
 
@@ -23,6 +27,9 @@ struct CallArgs {
 };
 
 int call_native(const CallArgs& a);
+// The helper thread's precompute callback (auto mode's cost model).
+std::shared_ptr<const void> precompute_selection(const std::vector<double>& arrival, const CallShape& shape,
+                                                 int nprocs);
 int dispatch(const CallArgs& a);
 
 }  // namespace papshim

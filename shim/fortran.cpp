@@ -83,7 +83,9 @@ void f_init(const char* next_name, MPI_Fint* ierr) {
   } else {
     next(ierr);
   }
-  if ((!ierr || *ierr == MPI_SUCCESS) && g.first()) papshim::on_init();
+  int granted = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&granted);
+  if ((!ierr || *ierr == MPI_SUCCESS) && g.first()) papshim::on_init(granted, false);
 }
 
 void f_init_thread(const char* next_name, MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
@@ -96,7 +98,7 @@ void f_init_thread(const char* next_name, MPI_Fint* required, MPI_Fint* provided
   } else {
     next(required, provided, ierr);
   }
-  if ((!ierr || *ierr == MPI_SUCCESS) && g.first()) papshim::on_init();
+  if ((!ierr || *ierr == MPI_SUCCESS) && g.first()) papshim::on_init(static_cast<int>(*provided), false);
 }
 
 void f_finalize(const char* next_name, MPI_Fint* ierr) {

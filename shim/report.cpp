@@ -85,7 +85,7 @@ Report merge_report(const ReportHeader& header, const std::vector<std::string>& 
     for (const auto& line : split(site_texts[r], '\n')) {
       auto f = split(line, '\t');
       if (f.size() < 9) continue;
-      f.resize(11);
+      f.resize(13);
       const Agg agg{f[0], f[3], std::stoi(f[2])};
       auto [it, inserted] = index.try_emplace(agg, rep.sites.size());
       if (inserted) {
@@ -105,6 +105,8 @@ Report merge_report(const ReportHeader& header, const std::vector<std::string>& 
       s.max_elapsed = std::max(s.max_elapsed, std::stod(f[7]));
       add_counts(s.algorithms, f[9]);
       add_counts(s.fallbacks, f[10]);
+      if (!f[11].empty()) s.auto_decisions += std::stoull(f[11]);
+      if (!f[12].empty()) s.ready += std::stoull(f[12]);
       comms[agg].insert(std::stoull(f[1]));
       local_to_site[r][std::stoull(f[8])] = it->second;
     }
@@ -170,6 +172,11 @@ std::string format_text(const Report& r) {
                 "  clocks:       largest offset to rank 0 %.1f us (removed from every timestamp)\n",
                 1e6 * r.header.alpha, 1e9 * r.header.beta, 1e9 * r.header.gamma, 1e6 * r.header.max_clock_offset);
   o << line;
+  if (!r.header.thread_mode.empty()) {
+    std::snprintf(line, sizeof line, "  predictor:    %s; helper CPU %.1f ms per rank (mean), %.1f ms (max)\n",
+                  r.header.thread_mode.c_str(), 1e3 * r.header.helper_cpu_mean, 1e3 * r.header.helper_cpu_max);
+    o << line;
+  }
   if (r.header.arrivals_truncated) o << "  note: arrival records were capped; spreads cover the first calls only\n";
   o << "\n";
   o << "Call sites (times in microseconds; mean/max over every rank's calls;\n"
@@ -194,6 +201,12 @@ std::string format_text(const Report& r) {
     ++id;
     if (!s.file_line.empty()) o << "  at " << s.file_line;
     o << "\n      algorithms: " << counts_text(s.algorithms);
+    if (s.auto_decisions) {
+      std::snprintf(line, sizeof line, " (auto decided %llu calls, %.0f%% found the decision ready)",
+                    static_cast<unsigned long long>(s.auto_decisions),
+                    100.0 * static_cast<double>(s.ready) / static_cast<double>(s.auto_decisions));
+      o << line;
+    }
     std::snprintf(line, sizeof line, "\n      imbalance factor %.2f (mean spread / one message time)",
                   imbalance_factor(s, r.header));
     o << line;
@@ -222,7 +235,9 @@ std::string format_json(const Report& r) {
     << "\",\n  \"wall_seconds\": " << r.header.wall_seconds << ",\n  \"arrivals_truncated\": "
     << (r.header.arrivals_truncated ? "true" : "false") << ",\n  \"cost\": {\"alpha_us\": " << 1e6 * r.header.alpha
     << ", \"beta_ns_per_byte\": " << 1e9 * r.header.beta << ", \"gamma_ns_per_byte\": " << 1e9 * r.header.gamma
-    << "},\n  \"callsites\": [";
+    << "},\n  \"predictor\": \"" << json_escape(r.header.thread_mode) << "\", \"helper_cpu_ms_mean\": "
+    << 1e3 * r.header.helper_cpu_mean << ", \"helper_cpu_ms_max\": " << 1e3 * r.header.helper_cpu_max
+    << ",\n  \"callsites\": [";
   bool first = true;
   for (const auto& s : r.sites) {
     const double calls = s.calls ? static_cast<double>(s.calls) : 1.0;
@@ -237,6 +252,7 @@ std::string format_json(const Report& r) {
       << ", \"max_arrival_spread_us\": " << 1e6 * s.max_spread
       << ", \"imbalance_factor\": " << imbalance_factor(s, r.header)
       << ", \"predictions\": " << s.predicted_calls << ", \"prediction_mae_us\": " << 1e6 * mean_abs_error(s)
+      << ", \"auto_decisions\": " << s.auto_decisions << ", \"decisions_ready\": " << s.ready
       << ", \"algorithms\": " << counts_json(s.algorithms)
       << ", \"fallbacks\": " << counts_json(s.fallbacks) << "}";
     first = false;

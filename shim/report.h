@@ -27,6 +27,7 @@ struct ReportSite {
   std::uint64_t spread_calls = 0;  // calls whose every arrival was recorded
   double sum_spread = 0, max_spread = 0;
   std::map<std::string, std::uint64_t> algorithms, fallbacks;
+  std::uint64_t auto_decisions = 0, ready = 0;  // decided by auto; decision found ready
   std::uint64_t predicted_calls = 0;  // rank-calls with a prediction
   double sum_abs_error = 0;           // |predicted - actual arrival|, seconds
   int id = 0;                         // row number in the report
@@ -40,6 +41,8 @@ struct ReportHeader {
   double wall_seconds = 0;
   double alpha = 0, beta = 0, gamma = 0;  // cost figures in use
   double max_clock_offset = 0;            // largest |offset to rank 0|, seconds
+  std::string thread_mode;                // helper thread or inline, and why
+  double helper_cpu_mean = 0, helper_cpu_max = 0;  // helper thread CPU seconds per rank
 };
 
 struct Report {

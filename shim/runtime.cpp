@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -19,7 +20,9 @@
 
 #include "config/log.h"
 #include "shim/clock.h"
+#include "predictor/helper_thread.h"
 #include "shim/comm_context.h"
+#include "shim/dispatch.h"
 #include "shim/report.h"
 #include "shim/stats.h"
 
@@ -84,6 +87,28 @@ void validate_across_ranks(Runtime& rt, const std::string& parse_error) {
   }
 }
 
+// The helper thread runs where MPI granted MPI_THREAD_MULTIPLE; otherwise the
+// predictor runs inline on the application thread (said once, in the log
+// and the report).
+void start_helper(Runtime& rt) {
+  if (!rt.active || rt.cfg.predictor == PredictorMode::Off) {
+    rt.thread_mode = "off";
+    return;
+  }
+  if (!rt.cfg.helper_thread) {
+    rt.thread_mode = "inline (PAPSHIM_HELPER_THREAD=0)";
+  } else if (rt.thread_level < MPI_THREAD_MULTIPLE) {
+    rt.thread_mode = "inline (MPI did not grant MPI_THREAD_MULTIPLE)";
+    if (rt.world_rank == 0) log().warn("the predictor runs inline: MPI did not grant MPI_THREAD_MULTIPLE");
+  } else if (HelperThread::instance().start(precompute_selection)) {
+    rt.thread_mode = "helper thread";
+    return;
+  } else {
+    rt.thread_mode = "inline (the helper thread could not start)";
+  }
+  log().info("predictor mode: {}", rt.thread_mode);
+}
+
 std::string non_default_settings(const Config& cfg) {
   std::string out;
   for (const auto& spec : param_specs())
@@ -128,6 +153,9 @@ void write_report(Runtime& rt) {
   PMPI_Reduce(&truncated, &any_truncated, 1, MPI_INT, MPI_MAX, 0, rt.world_priv);
   double offset = std::fabs(rt.cal.clock_offset), max_offset = 0;
   PMPI_Reduce(&offset, &max_offset, 1, MPI_DOUBLE, MPI_MAX, 0, rt.world_priv);
+  double cpu = HelperThread::instance().cpu_seconds(), cpu_sum = 0, cpu_max = 0;
+  PMPI_Reduce(&cpu, &cpu_sum, 1, MPI_DOUBLE, MPI_SUM, 0, rt.world_priv);
+  PMPI_Reduce(&cpu, &cpu_max, 1, MPI_DOUBLE, MPI_MAX, 0, rt.world_priv);
   auto all_sites = gather_bytes(sites, rt.world_priv, rt.world_rank, rt.world_size);
   auto all_recs = gather_bytes(rec_bytes, rt.world_priv, rt.world_rank, rt.world_size);
   if (rt.world_rank != 0) return;
@@ -147,6 +175,9 @@ void write_report(Runtime& rt) {
   h.beta = rt.cal.cost.beta;
   h.gamma = rt.cal.cost.gamma;
   h.max_clock_offset = max_offset;
+  h.thread_mode = rt.thread_mode;
+  h.helper_cpu_mean = cpu_sum / rt.world_size;
+  h.helper_cpu_max = cpu_max;
   const Report rep = merge_report(h, all_sites, arrivals, resolve_callsite_key);
   auto write = [](const std::string& path, const std::string& text) {
     std::ofstream f(path);
@@ -162,10 +193,30 @@ void write_report(Runtime& rt) {
 
 }  // namespace
 
-void on_init() {
+namespace {
+bool env_flag(const char* name, bool def) {
+  const char* v = std::getenv(name);
+  if (!v) return def;
+  const std::string s(v);
+  if (s == "1" || s == "yes" || s == "true" || s == "on") return true;
+  if (s == "0" || s == "no" || s == "false" || s == "off" || s.empty()) return false;
+  return def;
+}
+}  // namespace
+
+int thread_level_to_request(int required) {
+  if (env_flag("PAPSHIM_DISABLE", false) || !env_flag("PAPSHIM_HELPER_THREAD", true)) return required;
+  return MPI_THREAD_MULTIPLE;
+}
+
+int thread_level_to_report(int required, int granted) { return std::min(required, granted); }
+
+void on_init(int granted, bool asked_multiple) {
   Runtime& rt = runtime();
   if (rt.initialised) return;
   rt.initialised = true;
+  rt.thread_level = granted;
+  rt.asked_multiple = asked_multiple;
   std::string parse_error;
   try {
     rt.cfg = parse_config_from_environment();
@@ -185,6 +236,7 @@ void on_init() {
   init_logging(rt.cfg.log_level, rt.cfg.log_dir, rt.world_rank);
   if (rt.cfg.help && rt.world_rank == 0) std::fputs(describe_params().c_str(), stderr);
   rt.active = !rt.cfg.disable;
+  start_helper(rt);
   log().info("papshim active={} allreduce={} reduce={} allgather={} clock offset {:.1f} us (rtt {:.1f} us) "
              "alpha {:.2f} us beta {:.4f} ns/B gamma {:.4f} ns/B",
              rt.active.load(), rt.cfg.allreduce, rt.cfg.reduce, rt.cfg.allgather, 1e6 * rt.cal.clock_offset,
@@ -195,6 +247,7 @@ void on_finalize() {
   Runtime& rt = runtime();
   if (!rt.initialised) return;
   const bool was_active = rt.active.exchange(false);
+  HelperThread::instance().stop();
   CommRegistry::instance().finish_predictors();
   if (was_active && (rt.cfg.report != "off" || !rt.cfg.timeline.empty())) write_report(rt);
   CommRegistry::instance().release_all();

@@ -20,7 +20,19 @@ struct Runtime {
   MPI_Comm self_priv = MPI_COMM_NULL;
   double t_init = 0;
   Calibration cal;  // clock offset to rank 0 and cost figures
+  int thread_level = MPI_THREAD_SINGLE;  // what MPI granted
+  bool asked_multiple = false;           // the shim asked for MPI_THREAD_MULTIPLE
+  std::string thread_mode;               // for the report
 };
+
+// Thread level to ask MPI for, given the application's request: the shim
+// asks for MPI_THREAD_MULTIPLE (for its helper thread) unless
+// PAPSHIM_DISABLE=1 or PAPSHIM_HELPER_THREAD=0 (read here leniently; the
+// full check of both comes after initialisation).
+int thread_level_to_request(int required);
+// What the application is told: the level it would have had without the
+// shim (never more than it asked for, never more than MPI granted).
+int thread_level_to_report(int required, int granted);
 
 // The shim's time base: this rank's clock moved onto rank 0's.
 double common_now();
@@ -43,7 +55,9 @@ class ReentryGuard {
 };
 
 // Called right after the MPI library initialised (C and Fortran paths).
-void on_init();
+// `granted`: the thread level MPI granted; `asked_multiple`: the shim
+// raised the request.
+void on_init(int granted, bool asked_multiple);
 // Called right before the MPI library finalises.
 void on_finalize();
 

@@ -16,8 +16,8 @@ std::uint64_t site_hash(const std::string& op, const std::string& key) {
 }
 
 void Stats::record(const SiteKey& key, std::uint64_t seq, double arrival, double exit, double predicted,
-                   std::uint64_t bytes,
-                   const std::string& algorithm, const std::string& fallback_reason) {
+                   std::uint64_t bytes, const std::string& algorithm, const std::string& fallback_reason,
+                   bool auto_decision, bool ready) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& s = sites_[key];
   const double elapsed = exit - arrival;
@@ -27,6 +27,8 @@ void Stats::record(const SiteKey& key, std::uint64_t seq, double arrival, double
   if (elapsed > s.max_elapsed) s.max_elapsed = elapsed;
   s.algorithms[algorithm]++;
   if (!fallback_reason.empty()) s.fallbacks[fallback_reason]++;
+  s.auto_decisions += auto_decision ? 1 : 0;
+  s.ready += ready ? 1 : 0;
   if (arrivals_.size() < kMaxArrivalRecords)
     arrivals_.push_back(
         {key.comm_id, seq, CallSiteHash()(key.site) ^ static_cast<std::uint64_t>(key.op), arrival, exit, predicted});
@@ -36,6 +38,7 @@ void Stats::record(const SiteKey& key, std::uint64_t seq, double arrival, double
 
 // Line format (tab separated):
 // op comm_id comm_size site_key calls bytes sum_elapsed max_elapsed local_hash algos fallbacks
+// auto_decisions ready
 std::string Stats::serialize_sites() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::ostringstream out;
@@ -48,7 +51,7 @@ std::string Stats::serialize_sites() const {
     for (const auto& [a, n] : s.algorithms) out << a << '=' << n << ',';
     out << '\t';
     for (const auto& [r, n] : s.fallbacks) out << r << '=' << n << ',';
-    out << '\n';
+    out << '\t' << s.auto_decisions << '\t' << s.ready << '\n';
   }
   return out.str();
 }

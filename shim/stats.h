@@ -23,6 +23,8 @@ struct SiteStats {
   double max_elapsed = 0;
   std::map<std::string, std::uint64_t> algorithms;  // algorithm -> calls
   std::map<std::string, std::uint64_t> fallbacks;   // reason -> calls
+  std::uint64_t auto_decisions = 0;  // calls decided by auto mode
+  std::uint64_t ready = 0;           // ... whose decision the helper had ready
 };
 
 // One intercepted call, for the arrival spread across the communicator.
@@ -54,7 +56,8 @@ struct SiteKeyHash {
 class Stats {
  public:
   void record(const SiteKey& key, std::uint64_t seq, double arrival, double exit, double predicted,
-              std::uint64_t bytes, const std::string& algorithm, const std::string& fallback_reason);
+              std::uint64_t bytes, const std::string& algorithm, const std::string& fallback_reason,
+              bool auto_decision, bool ready);
 
   // Serialised form gathered to rank 0 (text, one line per site), and the
   // arrival records as raw bytes.

@@ -17,17 +17,24 @@ bool shim_on(const papshim::ReentryGuard& g) { return g.first() && papshim::runt
 
 extern "C" {
 
+// MPI_Init is MPI_Init_thread(MPI_THREAD_SINGLE) for the application; the
+// shim asks for MPI_THREAD_MULTIPLE for its helper thread.
 int MPI_Init(int* argc, char*** argv) {
   papshim::ReentryGuard g;
-  const int rc = PMPI_Init(argc, argv);
-  if (rc == MPI_SUCCESS && g.first()) papshim::on_init();
+  const int ask = papshim::thread_level_to_request(MPI_THREAD_SINGLE);
+  int granted = MPI_THREAD_SINGLE;
+  const int rc = ask == MPI_THREAD_SINGLE ? PMPI_Init(argc, argv) : PMPI_Init_thread(argc, argv, ask, &granted);
+  if (rc == MPI_SUCCESS && g.first()) papshim::on_init(granted, ask != MPI_THREAD_SINGLE);
   return rc;
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   papshim::ReentryGuard g;
-  const int rc = PMPI_Init_thread(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS && g.first()) papshim::on_init();
+  const int ask = papshim::thread_level_to_request(required);
+  int granted = MPI_THREAD_SINGLE;
+  const int rc = PMPI_Init_thread(argc, argv, ask, &granted);
+  if (rc == MPI_SUCCESS && g.first()) papshim::on_init(granted, ask != required);
+  *provided = ask == required ? granted : papshim::thread_level_to_report(required, granted);
   return rc;
 }
 

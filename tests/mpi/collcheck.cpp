@@ -27,8 +27,18 @@
 // pattern (all together, random, one late rank, one early rank, staggered by
 // rank), seeded and different per rank and per call.
 //
+// The grid (tables at the end of the file): every case (type x op, or
+// send/recv type pair for allgather) x every count class up to the case's
+// tier x communicator (world, reversed split, odd/even split, dup, self) x
+// variant (in place or not; for reduce also every root and receive-buffer
+// mode). --quick keeps every case but fewer communicators, counts and
+// variants per case.
+//
 // Usage: collcheck [--ops allreduce,reduce,allgather] [--quick] [--max-count N]
 //                  [--seed S] [--iters K] [--delay-us MAX] [--dry-run] [--verbose]
+// Rank 0 prints one summary line; each rank prints its first failures (with
+// all parameters) to stderr. Exit status: 0 all checks passed, 1 some check
+// failed, 2 bad arguments or internal error.
 
 // Only the C bindings are used.
 #define OMPI_SKIP_MPICXX 1

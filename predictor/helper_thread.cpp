@@ -1,0 +1,95 @@
+#include "predictor/helper_thread.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+
+#include "config/log.h"
+
+namespace papshim {
+
+HelperThread& HelperThread::instance() {
+  static HelperThread h;
+  return h;
+}
+
+bool HelperThread::start(Precompute fn) {
+  precompute_ = std::move(fn);
+  std::promise<bool> ready;
+  auto started = ready.get_future();
+  try {
+    thread_ = std::thread([this, &ready] {
+      ready.set_value(true);
+      loop();
+    });
+  } catch (const std::system_error& e) {
+    log().warn("helper thread could not start ({}); the predictor runs inline", e.what());
+    return false;
+  }
+  running_ = started.get();
+  return running_;
+}
+
+void HelperThread::stop() {
+  if (!running_) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_one();
+  thread_.join();
+  running_ = false;
+  Event e;
+  while (queue_.pop(e)) {
+  }
+}
+
+void HelperThread::round_opened(const std::shared_ptr<Predictor>& p, int nprocs) {
+  if (!running_) return;
+  if (!queue_.push(Event{p, nprocs})) return;  // full: this round is decided inline
+  if (sleeping_.load()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    cv_.notify_one();
+  }
+}
+
+void HelperThread::loop() {
+  std::vector<Event> watch;
+  std::vector<double> vec;
+  while (!stop_.load()) {
+    Event e;
+    while (queue_.pop(e)) {
+      auto same = [&](const Event& w) { return w.pred == e.pred; };
+      if (std::find_if(watch.begin(), watch.end(), same) == watch.end()) watch.push_back(std::move(e));
+    }
+    for (auto it = watch.begin(); it != watch.end();) {
+      std::uint64_t seq = 0;
+      CallShape shape;
+      if (it->pred->poll(vec, seq, shape)) {
+        Precomputed p;
+        p.seq = seq;
+        p.shape = shape;
+        p.selection = precompute_(vec, shape, it->nprocs);
+        it->pred->store_precomputed(std::move(p));
+        precomputed_++;
+      }
+      it = it->pred->waiting() ? std::next(it) : watch.erase(it);
+    }
+    if (watch.empty()) {
+      std::unique_lock<std::mutex> lock(mu_);
+      sleeping_ = true;
+      if (queue_.read_available() == 0 && !stop_.load()) cv_.wait_for(lock, std::chrono::milliseconds(50));
+      sleeping_ = false;
+    } else {
+      const timespec pace{0, 100000};  // 100 us between polls
+      nanosleep(&pace, nullptr);
+    }
+  }
+  timespec cpu{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+  cpu_seconds_ = static_cast<double>(cpu.tv_sec) + 1e-9 * static_cast<double>(cpu.tv_nsec);
+}
+
+}  // namespace papshim

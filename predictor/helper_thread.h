@@ -1,0 +1,70 @@
+// The helper thread: one per process, started at MPI_Init behind a
+// ready/failed handshake when MPI granted MPI_THREAD_MULTIPLE.
+//
+// Works as follows.  The application thread pushes an event into a
+// single-producer lock-free queue whenever it opens a prediction round (at a
+// collective's exit) and wakes the helper.  The helper watches the open
+// rounds: every 100 microseconds it tests whether a round's data has arrived
+// (PMPI_Testall; it never blocks inside MPI), and once it has, computes the
+// decision for that call ahead of time (the precompute callback: cost model,
+// simulation, schedule) and leaves it in the predictor, so the application
+// thread finds it ready at the entry.  With nothing to watch it sleeps on a
+// condition variable: no spinning, because with many ranks per core a busy
+// helper would steal the compute phase it is timing.  stop() sets the flag
+// and joins; the loop's longest step is one precompute, so joining is
+// bounded.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <boost/lockfree/spsc_queue.hpp>
+
+#include "predictor/predictor.h"
+
+namespace papshim {
+
+class HelperThread {
+ public:
+  using Precompute = std::function<std::shared_ptr<const void>(const std::vector<double>&, const CallShape&, int nprocs)>;
+
+  // Starts the thread; false (and no thread) when it could not start.
+  bool start(Precompute fn);
+  // Joins the thread (bounded).  Safe to call when not started.
+  void stop();
+  bool running() const { return running_; }
+
+  // Application thread only (single producer).
+  void round_opened(const std::shared_ptr<Predictor>& p, int nprocs);
+
+  double cpu_seconds() const { return cpu_seconds_.load(); }
+  std::uint64_t precomputed() const { return precomputed_.load(); }
+
+  static HelperThread& instance();
+
+ private:
+  struct Event {
+    std::shared_ptr<Predictor> pred;
+    int nprocs = 0;
+  };
+  void loop();
+
+  boost::lockfree::spsc_queue<Event, boost::lockfree::capacity<1024>> queue_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> sleeping_{false};
+  bool running_ = false;
+  Precompute precompute_;
+  std::atomic<double> cpu_seconds_{0};
+  std::atomic<std::uint64_t> precomputed_{0};
+};
+
+}  // namespace papshim
