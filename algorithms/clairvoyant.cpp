@@ -15,15 +15,19 @@
 //             are merged with the head of `awaiting` (seed 5.2).
 //   index     a member's leaf in the segment tree: its position in the order
 //             by fractional arrival time, plus P when its availability is
-//             one round later than the head's (doubled index space, seed
-//             5.4.3).  Leaf order is then availability order.
+//             one whole round later than the head's (doubled index space,
+//             seed 5.4.3).  Leaf order is then availability order.  (The
+//             seed adds P when the position is below the head's; that
+//             misorders a member available exactly d after the head with the
+//             head's fraction and a higher rank.)
 //   tree      segment tree over m >= 2P leaves; root at node 1, leaf x at
 //             node m+x.  Node n is a row of 2^shift >= W words (W = words of
-//             N bits): word w at tree[(n << shift) + w].  Operations run word
-//             by word (a column: tree + w, step 2^shift) and stop early; the
-//             row keeps a node's words in one cache line.  A leaf holds the `hold` bits of a free (not yet sent in this
-//             round) member other than the sink; zero otherwise.  An inner
-//             node is the OR of its children.
+//             N bits): word w at tree[(n << shift) + w], so a node's words
+//             share cache lines.  Most operations run on one word at a time
+//             (a column: tree + w, step 2^shift) and stop early.  A leaf
+//             holds the `hold` bits of a free (not yet sent in this round)
+//             member other than the sink; zero otherwise.  An inner node is
+//             the OR of its children.
 //   sink      kept out of the tree and checked by hand before the tree: this
 //             puts it at the front of G as the rules require (the seed's
 //             pseudo-root, 5.6).
@@ -125,7 +129,7 @@ class Generator {
   void merge_group();
   void sync_tree();
   void fix_ancestors();
-  int leftmost(int seg, int skip) ;
+  int leftmost(int seg, int skip);
   void match(int i);
   void transfer(int z, int i, int seg);
   void clear_leaf(int p);
@@ -397,7 +401,8 @@ Schedule Generator::run() {
       // Idle rounds (seed 5.1): advance the lone member to the first round
       // in which the next awaiting process joins its window.  (The root or
       // an unfinished process is always left to come.)
-      if (next_awaiting_ >= clk_.by_arrival.size()) throw std::logic_error("clairvoyant: lost track");
+      if (next_awaiting_ >= clk_.by_arrival.size())
+        throw std::logic_error("clairvoyant: lost track");
       const int h = group_.front(), next = clk_.by_arrival[next_awaiting_];
       K_[h] = clk_.frac_class[next] <= clk_.frac_class[h] ? K_[next] - 1 : K_[next];
       survivors_.assign(1, h);

@@ -83,6 +83,9 @@ const std::vector<ParamSpec>& param_specs() {
       {"PAPSHIM_HELPER_THREAD", ParamType::Bool, "1", {}, 0, 0,
        "1: ask MPI for MPI_THREAD_MULTIPLE and run the predictor's helper thread; 0: keep the application's "
        "thread level and run the predictor inline"},
+      {"PAPSHIM_MIN_BYTES", ParamType::Int, "16384", {}, 0, 1L << 30,
+       "auto mode predicts and reconsiders only calls of at least this many bytes (per rank); smaller ones run "
+       "native: their possible gain is below the cost of predicting"},
       {"PAPSHIM_HELP", ParamType::Bool, "0", {}, 0, 0, "1: print this table on rank 0 at MPI_Init", false, false},
       {"PAPSHIM_TEST_CLOCK_OFFSET_US", ParamType::Double, "0", {}, 0, 0,
        "test only: microseconds added to this rank's clock (emulates hosts whose clocks disagree)", true, false},
@@ -129,6 +132,7 @@ Config parse_config(const EnvLookup& env) {
     else if (name == "PAPSHIM_TIMELINE") c.timeline = value;
     else if (name == "PAPSHIM_HELP") c.help = canon == "1";
     else if (name == "PAPSHIM_HELPER_THREAD") c.helper_thread = canon == "1";
+    else if (name == "PAPSHIM_MIN_BYTES") c.min_bytes = std::stol(canon);
     else if (name == "PAPSHIM_TEST_CLOCK_OFFSET_US") c.clock_offset_us = std::strtod(value.c_str(), nullptr);
   }
   return c;

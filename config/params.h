@@ -48,6 +48,7 @@ struct Config {
   double clock_offset_us = 0;  // test-only: added to this rank's clock
   bool help = false;
   bool helper_thread = true;
+  long min_bytes = 16384;
 
   // name -> canonical value, for the cross-rank comparison.
   std::vector<std::pair<std::string, std::string>> values;

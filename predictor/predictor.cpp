@@ -65,13 +65,14 @@ std::optional<std::vector<double>> Predictor::on_entry(std::uint64_t seq, double
 }
 
 void Predictor::on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& shape, double arrival,
-                        double exit) {
+                        double exit, bool open_round) {
   std::lock_guard<std::mutex> lock(mu_);
   history_.on_call(site, arrival, exit);
   shape_by_site_[site] = shape;
   const auto next = history_.expected_next_site();
   auto it = next ? shape_by_site_.find(*next) : shape_by_site_.end();
   next_shape_ = it == shape_by_site_.end() ? shape : it->second;
+  if (!open_round) return;
   post_round(seq + 1);
   if (mode_ == PredictorMode::Sma) {
     const auto p = history_.predict_next_arrival();

@@ -73,7 +73,10 @@ class Predictor {
   std::optional<std::vector<double>> on_entry(std::uint64_t seq, double arrival);
   // This rank's published prediction for the current call (NaN: none).
   double my_prediction() const { return my_prediction_; }
-  void on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& shape, double arrival, double exit);
+  // `open_round`: post the round of call seq+1 (decided identically on every
+  // rank from the communicator's call sizes).
+  void on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& shape, double arrival, double exit,
+               bool open_round);
   // papshim_edge(fraction) at time `t`.
   void on_edge(double t, double fraction);
 

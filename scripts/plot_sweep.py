@@ -203,7 +203,8 @@ def delay_ticks(meta):
 
 
 def draw(table, meta, ops, fixed_of_op, xname, metric, title, path, xlabel, xscale=None, xfmt=None):
-    ops = [op for op in ops if table.keys(op, **fixed_of_op(op))]
+    # an experiment with a single x value has nothing to plot
+    ops = [op for op in ops if len({xval(k, xname) for k in table.keys(op, **fixed_of_op(op))}) >= 2]
     if not ops:
         return
     fig, axes = panel_grid(ops, title)
@@ -322,8 +323,8 @@ def summarise(table, meta, ops, results):
 
     def block(title, op, keys, xname):
         labels = table.labels(op)
-        if not keys:
-            return
+        if not keys or (xname != "delay_ms" and len(keys) < 2):
+            return  # nothing varies: the point is already in the delay table
         keys = sorted(keys, key=lambda k: xval(k, xname))
         head = {"delay_ms": "delay ms", "count": "floats", "nprocs": "procs"}[xname]
         lines.append("")

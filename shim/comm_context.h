@@ -30,6 +30,7 @@ struct CommContext {
   int tag_ub = 32767;
   bool freed = false;             // user freed the communicator
   MPI_Comm xchg = MPI_COMM_NULL;  // private duplicate for the predictor's rounds
+  int rounds_left = 0;             // predictor rounds stay open this many calls after a large one
   std::shared_ptr<Predictor> pred;  // null: predictor off or size 1 (shared with the helper thread)
 };
 

@@ -9,6 +9,7 @@
 // vector (all zeros until the predictor provides one).
 #include "shim/dispatch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -208,7 +209,9 @@ Decided decide(const CallArgs& a, const CommContext& ctx, const std::optional<st
       select_input(shape, ctx.size, arrival ? *arrival : std::vector<double>(static_cast<std::size_t>(ctx.size), 0.0));
 
   if (!forced) {  // auto
-    if (!arrival || !ineligible(a, ctx, a.coll != Collective::Allgather).empty()) return out;
+    const long bytes = static_cast<long>(shape.count) * shape.type_size;
+    if (!arrival || bytes < runtime().cfg.min_bytes || !ineligible(a, ctx, a.coll != Collective::Allgather).empty())
+      return out;
     // The helper thread may have decided already, for a call of this shape;
     // it ran the same pure function on the same inputs.
     std::shared_ptr<const Selection> sel;
@@ -310,8 +313,14 @@ int dispatch(const CallArgs& a) {
   const std::uint64_t bytes = static_cast<std::uint64_t>(tsize) * static_cast<std::uint64_t>(a.count) *
                               (a.coll == Collective::Allgather ? static_cast<std::uint64_t>(ctx->size) : 1u);
   if (ctx->pred) {
-    ctx->pred->on_exit(seq, site_id, shape, arrival, exit_time);
-    HelperThread::instance().round_opened(ctx->pred, ctx->size);
+    // Rounds are worth their messages only while the communicator carries
+    // large calls: open them for 16 calls after each call of at least
+    // PAPSHIM_MIN_BYTES.  Call sizes are identical on every rank, so every
+    // rank opens the same rounds.
+    const std::uint64_t per_rank = static_cast<std::uint64_t>(tsize) * static_cast<std::uint64_t>(a.count);
+    ctx->rounds_left = per_rank >= static_cast<std::uint64_t>(rt.cfg.min_bytes) ? 16 : std::max(ctx->rounds_left - 1, 0);
+    ctx->pred->on_exit(seq, site_id, shape, arrival, exit_time, ctx->rounds_left > 0);
+    if (ctx->rounds_left > 0) HelperThread::instance().round_opened(ctx->pred, ctx->size);
   }
   SiteKey key{a.coll, ctx->id, ctx->size, site};
   Stats::instance().record(key, seq, arrival, exit_time, my_prediction, bytes, algo_info(d.algo).name, d.fallback,
