@@ -18,22 +18,26 @@
 //   3. For every i in G, in that order: find the smallest segment j and the
 //      first peer z in G (z != i, z has not sent in this round) such that z
 //      holds j (not P') and i holds j too - except the sink, which takes any j
-//      (it then overwrites its own, already sent, data: RecvCopy).  z sends j
-//      to i: z's j becomes E, i's j becomes P', z is busy for the round.
+//      (if it has sent its own j earlier, it overwrites the stale data:
+//      RecvCopy; otherwise RecvReduce).  z sends j to i: z's j becomes E,
+//      i's j becomes P', z is busy for the round.
 //   4. End of round: P' becomes P; every process in G that holds a segment,
 //      and the root, gets availability + d; the others are done.
 // The schedule ends when every non-root is done: the root then holds every
 // segment, reduced over all ranks exactly once.
 //
 // Output: a Reduce schedule with nseg = N (params.nseg), one program per
-// rank.  Round numbers count communication rounds only (skipped idle rounds
-// get no number), starting at 0; a transfer in round k has tag k on both
-// sides.  A rank sends at most once and receives at most once per round, on
-// two different segments, so (sender, receiver, tag) is unique.
+// rank, steps in the order the transfers are decided (so by round).  Round
+// numbers count communication rounds only (skipped idle rounds get no
+// number), starting at 0; a transfer in round k has tag k on both sides.  A
+// rank sends at most once and receives at most once per round, on two
+// different segments, so (sender, receiver, tag) is unique.  Rounds number
+// about N + log P with balanced arrivals but up to about P*N when arrivals
+// are staggered by more than N*d: compare max_tag() with MPI_TAG_UB.
 //
-// Safety: the number of communication rounds stays below P*N in every
-// instance we have tried; past round_limit() a generator throws
-// std::logic_error instead of looping.
+// Safety: the number of rounds stayed below P*N in every tested instance;
+// past round_limit() (4PN + 4P + 16) a generator throws std::logic_error
+// instead of looping.
 //
 // Exact arithmetic: availability is kept as a whole number of rounds K plus
 // the arrival's fractional part f (arrival - earliest arrival = K*d + f,
