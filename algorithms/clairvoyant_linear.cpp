@@ -1,7 +1,14 @@
-// Clairvoyant reduce, plain version (seed section 4): every round G is built
-// from scratch and peers are found by linear search over segments and over
-// G.  Cost O(|G|^2 * N) per round.  See clairvoyant.h for the rules and the
-// terms (availability K, fractional class, sink, P').
+// Clairvoyant reduce, plain version (seed section 4, with its fixes): every
+// round G is built from scratch by scanning all processes, and peers are
+// found by linear search over segments and, per segment, over G: O(|G|^2 * N)
+// per round.  Idle rounds are skipped as in the improved version (seed 5.1),
+// else widely spread arrivals would make it spin.
+//
+// Works as follows (terms as in clairvoyant.h): `cell` holds the state of
+// every (process, segment) pair: Held (A or P), Sent (E) or Fresh (P');
+// K is the availability in whole rounds, compared together with the
+// arrival's fractional part (frac_pos: position by fraction, then rank;
+// frac_class: equal fractions share a class).
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -59,9 +66,7 @@ Schedule build_clairvoyant_linear(const ScheduleParams& params) {
       K[head] = clk.frac_class[next] <= clk.frac_class[head] ? K[next] - 1 : K[next];
       continue;
     }
-    // Insertion sort by (K, f, rank): plain and stable.
-    for (std::size_t a = 1; a < G.size(); ++a)
-      for (std::size_t b = a; b > 0 && earlier(G[b], G[b - 1]); --b) std::swap(G[b], G[b - 1]);
+    std::sort(G.begin(), G.end(), earlier);  // (K, f, rank): a strict order
 
     // Phase 2: the sink (root if present, else the first of G) goes first.
     const int sink = done[root] == 0 && within(root, head) ? root : G.front();

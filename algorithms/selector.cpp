@@ -84,6 +84,10 @@ Selection select_algorithm(const SelectInput& in) {
   cost.gamma = in.cost.gamma;
   cost.elem_size = in.elem_size;
   cost.count = in.count;
+  auto correction = [&](Algo a) {
+    auto it = in.correction.find(static_cast<int>(in.coll) * 64 + static_cast<int>(a));
+    return it == in.correction.end() ? 1.0 : it->second;
+  };
   double native_cost = INFINITY;
   auto run = [&](Algo a, bool native_model) -> std::shared_ptr<const Schedule> {
     const ScheduleParams p = schedule_params_for(a, in);
@@ -92,8 +96,9 @@ Selection select_algorithm(const SelectInput& in) {
     auto sched = std::make_shared<const Schedule>(std::move(*b.schedule));
     const SimResult r = simulate(*sched, p.arrival, cost);
     if (!r.ok) return nullptr;
-    s.table.push_back({a, r.mean_elapsed, native_model});
-    if (native_model) native_cost = std::min(native_cost, r.mean_elapsed);
+    const double f = correction(native_model ? Algo::Native : a);
+    s.table.push_back({a, r.mean_elapsed * f, native_model, f});
+    if (native_model) native_cost = std::min(native_cost, r.mean_elapsed * f);
     return sched;
   };
   for (Algo a : native_models(in.coll, in.nprocs)) run(a, true);
@@ -120,6 +125,7 @@ Selection select_algorithm(const SelectInput& in) {
   }
   const double needed = std::max(2.0 * in.cost.alpha, in.margin * std::max(native_cost - floor, 0.0));
   if (s.pick != Algo::Native && best < native_cost - needed) {
+    s.predicted = best;
     char buf[160];
     std::snprintf(buf, sizeof buf, "%s predicted %.1f us vs native %.1f us", algo_info(s.pick).name, 1e6 * best,
                   1e6 * native_cost);
@@ -127,6 +133,7 @@ Selection select_algorithm(const SelectInput& in) {
   } else {
     s.pick = Algo::Native;
     s.schedule.reset();
+    s.predicted = std::isfinite(native_cost) ? native_cost : 0.0;
     s.why = "no arrival-aware algorithm beats native by the margin";
   }
   return s;
@@ -139,8 +146,8 @@ std::string format_selection(const Selection& s) {
                 1e6 * s.message_time, algo_info(s.pick).name, s.why.c_str());
   out += line;
   for (const auto& c : s.table) {
-    std::snprintf(line, sizeof line, "\n    %-20s %12.1f us%s", algo_info(c.algo).name, 1e6 * c.predicted,
-                  c.native_model ? "  (model of native)" : "");
+    std::snprintf(line, sizeof line, "\n    %-20s %12.1f us  x%.2f measured%s", algo_info(c.algo).name,
+                  1e6 * c.predicted, c.correction, c.native_model ? "  (model of native)" : "");
     out += line;
   }
   return out;

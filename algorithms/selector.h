@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "algorithms/catalog.h"
@@ -41,16 +42,21 @@ struct SelectInput {
   bool commutative = true;
   int clv_segments = 0;        // 0: chosen here
   double margin = 0.10;
+  // Measured / modelled time per algorithm (key: int(coll) * 64 + int(algo);
+  // native: Algo::Native), from the shim's own executions; 1 when absent.
+  std::unordered_map<int, double> correction;
 };
 
 struct Candidate {
   Algo algo;
-  double predicted = 0;  // mean elapsed, seconds (simulated)
+  double predicted = 0;  // mean elapsed, seconds (simulated, times the correction)
   bool native_model = false;
+  double correction = 1;
 };
 
 struct Selection {
   Algo pick = Algo::Native;
+  double predicted = 0;             // the pick's predicted mean elapsed (0: not modelled)
   std::string why;                  // one line: the reason for the pick
   std::vector<Candidate> table;     // every candidate simulated
   double spread = 0;                // predicted arrival spread, seconds

@@ -57,7 +57,7 @@ void HelperThread::round_opened(const std::shared_ptr<Predictor>& p, int nprocs)
 
 void HelperThread::loop() {
   std::vector<Event> watch;
-  std::vector<double> vec;
+  RoundResult round;
   while (!stop_.load()) {
     Event e;
     while (queue_.pop(e)) {
@@ -67,11 +67,11 @@ void HelperThread::loop() {
     for (auto it = watch.begin(); it != watch.end();) {
       std::uint64_t seq = 0;
       CallShape shape;
-      if (it->pred->poll(vec, seq, shape)) {
+      if (it->pred->poll(round, seq, shape)) {
         Precomputed p;
         p.seq = seq;
         p.shape = shape;
-        p.selection = precompute_(vec, shape, it->nprocs);
+        p.selection = precompute_(round, shape, it->nprocs);
         it->pred->store_precomputed(std::move(p));
         precomputed_++;
       }

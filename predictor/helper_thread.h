@@ -32,7 +32,7 @@ namespace papshim {
 
 class HelperThread {
  public:
-  using Precompute = std::function<std::shared_ptr<const void>(const std::vector<double>&, const CallShape&, int nprocs)>;
+  using Precompute = std::function<std::shared_ptr<const void>(const RoundResult&, const CallShape&, int nprocs)>;
 
   // Starts the thread; false (and no thread) when it could not start.
   bool start(Precompute fn);

@@ -1,5 +1,6 @@
 #include "predictor/predictor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -18,7 +19,7 @@ Predictor::Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMod
       mode_(mode),
       history_(window),
       my_prediction_(kNaN),
-      recv_(static_cast<std::size_t>(size), 0.0),
+      recv_(2 * static_cast<std::size_t>(size), 0.0),
       recv_reqs_(static_cast<std::size_t>(size), MPI_REQUEST_NULL),
       send_reqs_(static_cast<std::size_t>(size), MPI_REQUEST_NULL) {}
 
@@ -31,42 +32,79 @@ void Predictor::post_round(std::uint64_t seq) {
   sent_ = false;
   for (int p = 0; p < size_; ++p)
     if (p != rank_)
-      PMPI_Irecv(&recv_[static_cast<std::size_t>(p)], 1, MPI_DOUBLE, p, round_tag(seq), xchg_,
+      PMPI_Irecv(&recv_[2 * static_cast<std::size_t>(p)], 2, MPI_DOUBLE, p, round_tag(seq), xchg_,
                  &recv_reqs_[static_cast<std::size_t>(p)]);
 }
 
 void Predictor::publish(double value) {
   if (!round_open_ || sent_) return;
-  value_ = value;
-  recv_[static_cast<std::size_t>(rank_)] = value;
+  value_[0] = value;
+  value_[1] = last_elapsed_;
+  recv_[2 * static_cast<std::size_t>(rank_)] = value_[0];
+  recv_[2 * static_cast<std::size_t>(rank_) + 1] = value_[1];
   for (int p = 0; p < size_; ++p)
     if (p != rank_)
-      PMPI_Isend(&value_, 1, MPI_DOUBLE, p, round_tag(round_seq_), xchg_, &send_reqs_[static_cast<std::size_t>(p)]);
+      PMPI_Isend(value_, 2, MPI_DOUBLE, p, round_tag(round_seq_), xchg_, &send_reqs_[static_cast<std::size_t>(p)]);
   sent_ = true;
 }
 
 bool Predictor::vector_valid() const {
-  for (double v : recv_)
-    if (!std::isfinite(v)) return false;
+  for (std::size_t p = 0; p < static_cast<std::size_t>(size_); ++p)
+    if (!std::isfinite(recv_[2 * p])) return false;
   return true;
 }
 
-std::optional<std::vector<double>> Predictor::on_entry(std::uint64_t seq, double arrival) {
+void Predictor::round_complete() {
+  constexpr double kKeep = 0.5;    // weight of the old factor
+  constexpr double kDrift = 0.98;  // per round, unused factors move towards 1
+  int updated = -1;
+  if (ran_.algo >= 0 && ran_.predicted > 0) {
+    double sum = 0;
+    for (std::size_t p = 0; p < static_cast<std::size_t>(size_); ++p) sum += recv_[2 * p + 1];
+    const double measured = sum / size_;
+    if (measured > 0 && std::isfinite(measured)) {
+      updated = ran_.coll * 64 + ran_.algo;
+      const double ratio = std::min(std::max(measured / ran_.predicted, 0.05), 50.0);
+      auto it = corrections_.find(updated);
+      const double old = it == corrections_.end() ? 1.0 : it->second;
+      // The prediction already carried the old factor: move it by the
+      // geometric share of what is still off.
+      corrections_[updated] = std::min(std::max(old * std::pow(ratio, 1 - kKeep), 0.05), 50.0);
+    }
+  }
+  for (auto& [key, f] : corrections_)
+    if (key != updated) f = std::pow(f, kDrift);
+}
+
+RoundResult Predictor::result() const {
+  RoundResult r;
+  r.arrival.resize(static_cast<std::size_t>(size_));
+  for (std::size_t p = 0; p < r.arrival.size(); ++p) r.arrival[p] = recv_[2 * p];
+  r.corrections = corrections_;
+  return r;
+}
+
+std::optional<RoundResult> Predictor::on_entry(std::uint64_t seq, double arrival) {
   std::lock_guard<std::mutex> lock(mu_);
   my_prediction_ = kNaN;
   if (!round_open_ || round_seq_ != seq) return std::nullopt;
   publish(arrival);  // edge mode without an edge: the actual arrival
-  my_prediction_ = value_;
-  if (!recv_done_) PMPI_Waitall(size_, recv_reqs_.data(), MPI_STATUSES_IGNORE);
-  recv_done_ = true;
+  my_prediction_ = value_[0];
+  if (!recv_done_) {
+    PMPI_Waitall(size_, recv_reqs_.data(), MPI_STATUSES_IGNORE);
+    recv_done_ = true;
+    round_complete();
+  }
   round_open_ = false;
   if (!vector_valid()) return std::nullopt;
-  return recv_;
+  return result();
 }
 
 void Predictor::on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& shape, double arrival,
-                        double exit, bool open_round) {
+                        double exit, bool open_round, const RanDecision& ran) {
   std::lock_guard<std::mutex> lock(mu_);
+  last_elapsed_ = exit - arrival;
+  ran_ = ran;
   history_.on_call(site, arrival, exit);
   shape_by_site_[site] = shape;
   const auto next = history_.expected_next_site();
@@ -93,15 +131,16 @@ bool Predictor::waiting() const {
   return round_open_ && !recv_done_;
 }
 
-bool Predictor::poll(std::vector<double>& vec, std::uint64_t& seq, CallShape& shape) {
+bool Predictor::poll(RoundResult& out, std::uint64_t& seq, CallShape& shape) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!round_open_ || recv_done_ || !sent_) return false;
   int flag = 0;
   PMPI_Testall(size_, recv_reqs_.data(), &flag, MPI_STATUSES_IGNORE);
   if (!flag) return false;
   recv_done_ = true;
+  round_complete();
   if (!vector_valid()) return false;
-  vec = recv_;
+  out = result();
   seq = round_seq_;
   shape = next_shape_;
   return true;

@@ -18,6 +18,15 @@
 // of those sends, never later than the latest arrival at call r.  The very
 // first call has no round (no rank posts one), identically on every rank.
 //
+// Measured costs.  Each rank's message also carries how long it spent in
+// the previous call (exit - arrival).  When a round completes, every rank
+// holds the same vector of those times, so the mean elapsed time of the
+// previous call is known identically everywhere; compared with what the
+// cost model predicted for the algorithm that ran, it updates a correction
+// factor per (collective, algorithm) (geometric moving average), which auto
+// mode multiplies into its predictions.  Unused algorithms' factors drift
+// back towards 1, so an algorithm is tried again when conditions change.
+//
 // Threads.  With the helper thread (predictor/helper_thread.h) the round is
 // completed by poll() as soon as the data is in, and the helper computes
 // the decision for the call ahead of time (precompute slot).  Every method
@@ -53,6 +62,22 @@ struct CallShape {
   }
 };
 
+// What ran in a call, for the measured-cost feedback.
+struct RanDecision {
+  int coll = -1;
+  int algo = -1;          // Algo as int
+  double predicted = 0;   // the cost model's mean elapsed for it, seconds (0: none)
+};
+
+// Correction factors: (collective * 64 + algorithm) -> measured / predicted.
+using Corrections = std::unordered_map<int, double>;
+
+// The result of a complete round: predicted arrivals and corrections.
+struct RoundResult {
+  std::vector<double> arrival;
+  Corrections corrections;
+};
+
 // A decision computed ahead of the call: valid for call `seq` if the call
 // has the shape it was computed for.
 struct Precomputed {
@@ -70,19 +95,19 @@ class Predictor {
   // Entry of call `seq`, arriving at `arrival` (common time base).  Returns
   // the arrival vector (identical on every rank), or nothing when this call
   // has no complete prediction.
-  std::optional<std::vector<double>> on_entry(std::uint64_t seq, double arrival);
+  std::optional<RoundResult> on_entry(std::uint64_t seq, double arrival);
   // This rank's published prediction for the current call (NaN: none).
   double my_prediction() const { return my_prediction_; }
   // `open_round`: post the round of call seq+1 (decided identically on every
   // rank from the communicator's call sizes).
   void on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& shape, double arrival, double exit,
-               bool open_round);
+               bool open_round, const RanDecision& ran);
   // papshim_edge(fraction) at time `t`.
   void on_edge(double t, double fraction);
 
   // Helper thread: completes the open round if its data is in.  Returns true
   // once per round, with the vector, the round's call and its expected shape.
-  bool poll(std::vector<double>& vec, std::uint64_t& seq, CallShape& shape);
+  bool poll(RoundResult& out, std::uint64_t& seq, CallShape& shape);
   bool waiting() const;  // a round is open and not yet complete
   void store_precomputed(Precomputed p);
   std::optional<Precomputed> take_precomputed(std::uint64_t seq);
@@ -97,6 +122,8 @@ class Predictor {
   void post_round(std::uint64_t seq);
   void publish(double value);
   bool vector_valid() const;
+  void round_complete();  // updates the corrections (once per round)
+  RoundResult result() const;
 
   mutable std::mutex mu_;
   MPI_Comm xchg_;
@@ -109,9 +136,12 @@ class Predictor {
   bool recv_done_ = false;    // ... and complete
   bool sent_ = false;         // this rank's value of that round sent
   std::uint64_t round_seq_ = 0;
-  double value_ = 0;          // this rank's value (send buffer)
+  double value_[2] = {0, 0};  // this rank's message: prediction, last elapsed
+  double last_elapsed_ = 0;
   double my_prediction_;
-  std::vector<double> recv_;
+  RanDecision ran_;           // what ran in the call before the open round
+  Corrections corrections_;
+  std::vector<double> recv_;  // 2 per rank
   std::vector<MPI_Request> recv_reqs_, send_reqs_;
   Precomputed pre_;
 };

@@ -166,6 +166,7 @@ struct Decided {
   std::shared_ptr<const Schedule> sched;
   bool by_auto = false;  // auto mode ran the cost model for this call
   bool ready = false;    // ... and the helper thread had the decision ready
+  double predicted = 0;  // the cost model's mean elapsed for the pick
 };
 
 bool op_commutes(MPI_Op op) {
@@ -184,7 +185,8 @@ CallShape shape_of(const CallArgs& a, int tsize) {
   return s;
 }
 
-SelectInput select_input(const CallShape& shape, int nprocs, const std::vector<double>& arrival) {
+SelectInput select_input(const CallShape& shape, int nprocs, const std::vector<double>& arrival,
+                         const Corrections& corrections) {
   const Runtime& rt = runtime();
   SelectInput in;
   in.coll = static_cast<Collective>(shape.coll);
@@ -196,21 +198,23 @@ SelectInput select_input(const CallShape& shape, int nprocs, const std::vector<d
   in.cost = rt.cal.cost;
   in.commutative = shape.commutative;
   in.clv_segments = rt.cfg.clv_segments;
+  in.correction = corrections;
   return in;
 }
 
-Decided decide(const CallArgs& a, const CommContext& ctx, const std::optional<std::vector<double>>& arrival,
+Decided decide(const CallArgs& a, const CommContext& ctx, const std::optional<RoundResult>& round,
                const CallShape& shape, std::uint64_t seq) {
   Decided out;
   const std::string& name = setting_for(a.coll);
   const auto forced = algo_from_name(a.coll, name);
   if (forced && *forced == Algo::Native) return out;
   const SelectInput in =
-      select_input(shape, ctx.size, arrival ? *arrival : std::vector<double>(static_cast<std::size_t>(ctx.size), 0.0));
+      select_input(shape, ctx.size, round ? round->arrival : std::vector<double>(static_cast<std::size_t>(ctx.size), 0.0),
+                   round ? round->corrections : Corrections{});
 
   if (!forced) {  // auto
     const long bytes = static_cast<long>(shape.count) * shape.type_size;
-    if (!arrival || bytes < runtime().cfg.min_bytes || !ineligible(a, ctx, a.coll != Collective::Allgather).empty())
+    if (!round || bytes < runtime().cfg.min_bytes || !ineligible(a, ctx, a.coll != Collective::Allgather).empty())
       return out;
     // The helper thread may have decided already, for a call of this shape;
     // it ran the same pure function on the same inputs.
@@ -225,6 +229,7 @@ Decided decide(const CallArgs& a, const CommContext& ctx, const std::optional<st
       log().debug("{} call #{} on communicator {:#x}{}: {}", to_string(a.coll), seq, ctx.id,
                   out.ready ? " (decided ahead)" : "", format_selection(*sel));
     out.by_auto = true;
+    out.predicted = sel->predicted;
     out.d.algo = sel->pick;
     out.params = sel->params;
     out.sched = sel->schedule;
@@ -245,9 +250,9 @@ Decided decide(const CallArgs& a, const CommContext& ctx, const std::optional<st
 
 }  // namespace
 
-std::shared_ptr<const void> precompute_selection(const std::vector<double>& arrival, const CallShape& shape,
-                                                 int nprocs) {
-  return std::make_shared<const Selection>(select_algorithm(select_input(shape, nprocs, arrival)));
+std::shared_ptr<const void> precompute_selection(const RoundResult& round, const CallShape& shape, int nprocs) {
+  return std::make_shared<const Selection>(
+      select_algorithm(select_input(shape, nprocs, round.arrival, round.corrections)));
 }
 
 int dispatch(const CallArgs& a) {
@@ -262,7 +267,7 @@ int dispatch(const CallArgs& a) {
   const std::uint64_t site_id = CallSiteHash()(site) ^ static_cast<std::uint64_t>(a.coll);
 
   // The arrival vector of this call (identical on every rank) or nothing.
-  std::optional<std::vector<double>> predicted_arrivals;
+  std::optional<RoundResult> predicted_arrivals;
   if (ctx->pred) predicted_arrivals = ctx->pred->on_entry(seq, arrival);
   const double my_prediction = ctx->pred ? ctx->pred->my_prediction() : std::nan("");
 
@@ -319,7 +324,8 @@ int dispatch(const CallArgs& a) {
     // rank opens the same rounds.
     const std::uint64_t per_rank = static_cast<std::uint64_t>(tsize) * static_cast<std::uint64_t>(a.count);
     ctx->rounds_left = per_rank >= static_cast<std::uint64_t>(rt.cfg.min_bytes) ? 16 : std::max(ctx->rounds_left - 1, 0);
-    ctx->pred->on_exit(seq, site_id, shape, arrival, exit_time, ctx->rounds_left > 0);
+    const RanDecision ran{static_cast<int>(a.coll), static_cast<int>(d.algo), dd.by_auto ? dd.predicted : 0.0};
+    ctx->pred->on_exit(seq, site_id, shape, arrival, exit_time, ctx->rounds_left > 0, ran);
     if (ctx->rounds_left > 0) HelperThread::instance().round_opened(ctx->pred, ctx->size);
   }
   SiteKey key{a.coll, ctx->id, ctx->size, site};
