@@ -43,17 +43,36 @@ TypeInfo type_info(MPI_Datatype t) {
   return ti;
 }
 
-// Storage for n elements of a type, addressed like a user buffer.
-struct TempBuffer {
-  std::unique_ptr<char[]> mem;
-  std::uintptr_t base = 0;
-  TempBuffer(const TypeInfo& ti, std::size_t n) {
-    const std::size_t bytes =
-        n == 0 ? 0 : static_cast<std::size_t>(ti.true_extent) + (n - 1) * static_cast<std::size_t>(ti.extent);
-    mem.reset(new char[bytes ? bytes : 1]);
-    base = reinterpret_cast<std::uintptr_t>(mem.get()) - static_cast<std::uintptr_t>(ti.true_lb);
+std::size_t bytes_for(const TypeInfo& ti, std::size_t n) {
+  return n == 0 ? 0 : static_cast<std::size_t>(ti.true_extent) + (n - 1) * static_cast<std::size_t>(ti.extent);
+}
+
+// Scratch memory of this thread, kept between calls: fresh allocations of
+// segment-sized temporaries would cost an mmap, page faults and a munmap
+// per segment on every call.  One call carves all its temporaries from it.
+class Scratch {
+ public:
+  void reserve(std::size_t bytes) {
+    if (bytes > size_) {
+      mem_.reset(new char[bytes]);
+      size_ = bytes;
+    }
+    used_ = 0;
   }
+  // n elements of a type, addressed like a user buffer (base - true_lb).
+  std::uintptr_t take(const TypeInfo& ti, std::size_t n) {
+    const std::size_t bytes = (bytes_for(ti, n) + 63) & ~std::size_t{63};
+    const std::uintptr_t at_ptr = reinterpret_cast<std::uintptr_t>(mem_.get()) + used_;
+    used_ += bytes;
+    return at_ptr - static_cast<std::uintptr_t>(ti.true_lb);
+  }
+
+ private:
+  std::unique_ptr<char[]> mem_;
+  std::size_t size_ = 0, used_ = 0;
 };
+
+thread_local Scratch t_scratch;
 
 void* at(std::uintptr_t base, std::size_t first, const TypeInfo& ti) {
   return reinterpret_cast<void*>(base + first * static_cast<std::uintptr_t>(ti.extent));
@@ -78,7 +97,7 @@ enum class State : std::uint8_t { Waiting, Posted, Received, Done };
 struct StepRun {
   State state = State::Waiting;
   int sends_before = 0, writes_before = 0;
-  std::unique_ptr<TempBuffer> temp;  // RecvReduce only
+  std::uintptr_t temp = 0;  // RecvReduce only: where the segment is received
 };
 
 }  // namespace
@@ -88,13 +107,22 @@ int execute(const Schedule& s, int rank, const ExecArgs& a) {
   const bool allgather = a.coll == Collective::Allgather;
   const bool is_root = a.coll != Collective::Reduce || rank == a.root;
 
+  const auto& steps = s.programs[static_cast<std::size_t>(rank)].steps;
+  auto seg_range = [&](int seg) -> SegRange {
+    if (allgather) return {static_cast<std::size_t>(seg) * static_cast<std::size_t>(a.count), static_cast<std::size_t>(a.count)};
+    return segment_bounds(static_cast<std::size_t>(a.count), s.nseg, seg);
+  };
+
+  // Scratch for this call: the non-root working buffer and every
+  // RecvReduce temporary.
+  std::size_t scratch = is_root ? 0 : bytes_for(ti, static_cast<std::size_t>(a.count)) + 64;
+  for (const Step& st : steps)
+    if (st.op == StepOp::RecvReduce) scratch += bytes_for(ti, seg_range(st.seg).n) + 64;
+  t_scratch.reserve(scratch);
+
   // Working buffer and the rank's own contribution.
-  std::unique_ptr<TempBuffer> own_work;
   std::uintptr_t work = reinterpret_cast<std::uintptr_t>(a.recvbuf);
-  if (!is_root) {
-    own_work = std::make_unique<TempBuffer>(ti, static_cast<std::size_t>(a.count));
-    work = own_work->base;
-  }
+  if (!is_root) work = t_scratch.take(ti, static_cast<std::size_t>(a.count));
   int rc = MPI_SUCCESS;
   if (allgather) {
     if (a.sendbuf != MPI_IN_PLACE)
@@ -105,12 +133,7 @@ int execute(const Schedule& s, int rank, const ExecArgs& a) {
   }
   if (rc != MPI_SUCCESS) return rc;
 
-  const auto& steps = s.programs[static_cast<std::size_t>(rank)].steps;
   const std::size_t nsteps = steps.size();
-  auto seg_range = [&](int seg) -> SegRange {
-    if (allgather) return {static_cast<std::size_t>(seg) * static_cast<std::size_t>(a.count), static_cast<std::size_t>(a.count)};
-    return segment_bounds(static_cast<std::size_t>(a.count), s.nseg, seg);
-  };
 
   // Dependency counters (see the header comment).
   std::vector<StepRun> run(nsteps);
@@ -127,7 +150,6 @@ int execute(const Schedule& s, int rank, const ExecArgs& a) {
 
   auto finish = [&](std::size_t i) {
     run[i].state = State::Done;
-    run[i].temp.reset();
     const auto seg = static_cast<std::size_t>(steps[i].seg);
     (steps[i].op == StepOp::Send ? sends_done : writes_done)[seg]++;
   };
@@ -162,12 +184,12 @@ int execute(const Schedule& s, int rank, const ExecArgs& a) {
             if (!write_ready) continue;
             finish(i); --remaining; progressed = true; continue;
           }
-          r.temp = std::make_unique<TempBuffer>(ti, range.n);
-          rc = PMPI_Irecv(at(r.temp->base, 0, ti), n, a.type, st.peer, st.tag, a.comm, &reqs[i]);
+          r.temp = t_scratch.take(ti, range.n);
+          rc = PMPI_Irecv(at(r.temp, 0, ti), n, a.type, st.peer, st.tag, a.comm, &reqs[i]);
           r.state = State::Posted;
         } else {  // RecvReduce, received: combine when the segment is free
           if (!write_ready) continue;
-          rc = PMPI_Reduce_local(at(r.temp->base, 0, ti), at(work, range.first, ti), n, a.type, a.op);
+          rc = PMPI_Reduce_local(at(r.temp, 0, ti), at(work, range.first, ti), n, a.type, a.op);
           finish(i);
           --remaining;
           progressed = true;

@@ -290,7 +290,9 @@ std::string format_timeline(const Report& r, const std::vector<std::string>& sit
       const std::string op = id > 0 ? r.sites[static_cast<std::size_t>(id - 1)].op : "call";
       o << ",\n{\"ph\": \"X\", \"pid\": " << rank << ", \"tid\": 0, \"name\": \"" << op << " site " << id
         << "\", \"ts\": " << 1e6 * (a.arrival - t0) << ", \"dur\": " << 1e6 * (a.exit - a.arrival)
-        << ", \"args\": {\"call\": " << a.seq << "}}";
+        << ", \"args\": {\"call\": " << a.seq;
+      if (std::isfinite(a.predicted)) o << ", \"predicted_ts\": " << 1e6 * (a.predicted - t0);
+      o << "}}";
       if (std::isfinite(a.predicted))
         o << ",\n{\"ph\": \"i\", \"s\": \"t\", \"pid\": " << rank << ", \"tid\": 0, \"name\": \"predicted arrival\", \"ts\": "
           << 1e6 * (a.predicted - t0) << "}";
