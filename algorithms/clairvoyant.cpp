@@ -149,10 +149,6 @@ class Generator {
   int group_stamp_ = 0, node_stamp_ = 0;
   int sink_ = -1, round_ = 0, remaining_ = 0, round_limit_;
   bool sink_free_ = false;
-  struct Transfer {
-    int from, to, seg, round;  // seg = ~segment for a RecvCopy
-  };
-  std::vector<Transfer> log_;
   Schedule out_;
 };
 
@@ -182,7 +178,10 @@ Generator::Generator(const ScheduleParams& params)
   out_.nseg = N_;
   out_.root = root_;
   out_.programs.resize(P);
-  log_.reserve(P * static_cast<std::size_t>(N_));
+  // A non-root sends each of its N segments once, plus what it got by copy,
+  // and receives about as often: 2N + 2 steps is enough for most ranks.
+  // (Reserving costs address space only until written.)
+  for (auto& prog : out_.programs) prog.steps.reserve(2 * static_cast<std::size_t>(N_) + 2);
 }
 
 // Phase 1 (seed 5.2, merge-and-clean): G = survivors merged with the
@@ -326,7 +325,9 @@ void Generator::transfer(int z, int i, int seg) {
   const Word bit = Word{1} << (seg % kWordBits);
   Word* mine = bits(i);
   const bool reduce = (mine[w] & bit) != 0;
-  log_.push_back({z, i, reduce ? seg : ~seg, round_});
+  out_.programs[z].steps.push_back({StepOp::Send, i, seg, round_, round_});
+  out_.programs[i].steps.push_back(
+      {reduce ? StepOp::RecvReduce : StepOp::RecvCopy, z, seg, round_, round_});
 
   bits(z)[w] &= ~bit;
   --count_[z];
@@ -414,18 +415,6 @@ Schedule Generator::run() {
       if (i != sink_) match(i);
     finish_round();
     if (round_ >= round_limit_) throw std::logic_error("clairvoyant: no progress");
-  }
-  // Output: each transfer gives the sender a Send and the receiver a
-  // receive, in generation order (rounds ascending).
-  std::vector<std::size_t> steps(static_cast<std::size_t>(P_), 0);
-  for (const Transfer& t : log_) ++steps[t.from], ++steps[t.to];
-  for (int p = 0; p < P_; ++p) out_.programs[p].steps.reserve(steps[p]);
-  for (const Transfer& t : log_) {
-    const bool reduce = t.seg >= 0;
-    const int seg = reduce ? t.seg : ~t.seg;
-    out_.programs[t.from].steps.push_back({StepOp::Send, t.to, seg, t.round, t.round});
-    out_.programs[t.to].steps.push_back(
-        {reduce ? StepOp::RecvReduce : StepOp::RecvCopy, t.from, seg, t.round, t.round});
   }
   return std::move(out_);
 }
