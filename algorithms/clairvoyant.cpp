@@ -13,25 +13,25 @@
 //   G         this round's group in availability order.  The survivors of
 //             the previous G keep their order (all advanced by one round) and
 //             are merged with the head of `awaiting` (seed 5.2).
-//   index     a member's leaf in the segment tree: its position in the order
-//             by fractional arrival time, plus P when its availability is
-//             one whole round later than the head's (doubled index space,
-//             seed 5.4.3).  Leaf order is then availability order.  (The
-//             seed adds P when the position is below the head's; that
-//             misorders a member available exactly d after the head with the
-//             head's fraction and a higher rank.)
-//   tree      segment tree over m >= 2P leaves; root at node 1, leaf x at
-//             node m+x.  Node n is a row of 2^shift >= W words (W = words of
-//             N bits): word w at tree[(n << shift) + w], so a node's words
-//             share cache lines.  Most operations run on one word at a time
-//             (a column: tree + w, step 2^shift) and stop early.  A leaf
-//             holds the `hold` bits of a free (not yet sent in this round)
-//             member other than the sink; zero otherwise.  An inner node is
-//             the OR of its children.
+//   leaf      a member's place in the segment tree: its position in G
+//             (the sink left out).  G is in availability order, so this is
+//             the seed's order by fractional arrival time with the doubled
+//             index (5.4.3) and with the slots of absent processes squeezed
+//             out.  Like the seed (5.4.4) the tree is rebuilt at the start
+//             of every round (nearly every leaf changes anyway: senders come
+//             back, P' bits return), so compact numbering costs nothing and
+//             keeps the tree small: log2|G| levels instead of log2(2P).
+//   tree      segment tree over m = 2^k >= |G| - 1 leaves; root at node 1,
+//             leaf x at node m+x.  Node n is a row of 2^shift >= W words
+//             (W = words of N bits): word w at tree[(n << shift) + w], so a
+//             node's words share cache lines.  Most operations run on one
+//             word at a time (a column: tree + w, step 2^shift) and stop
+//             early.  A leaf holds the `hold` bits of a free (not yet sent in
+//             this round) member; zero otherwise.  An inner node is the OR of
+//             its children.
 //   sink      kept out of the tree and checked by hand before the tree: this
 //             puts it at the front of G as the rules require (the seed's
 //             pseudo-root, 5.6).
-//   stale     the leaf lost a bit to P' and must be rewritten next round.
 // Finding a peer for a receiver i (seed 5.4.1-5.4.2): OR the siblings along
 // i's leaf-to-root path (all free members but i), AND with i's bits, take the
 // lowest set bit: that is the segment; descend from the root to the leftmost
@@ -127,8 +127,7 @@ class Generator {
   std::size_t row(std::size_t n) const { return n << shift_; }
 
   void merge_group();
-  void sync_tree();
-  void fix_ancestors();
+  void build_tree();
   int leftmost(int seg, int skip);
   void match(int i);
   void transfer(int z, int i, int seg);
@@ -138,15 +137,16 @@ class Generator {
 
   const detail::ClairvoyantClock clk_;
   const int P_, N_, W_, root_;
-  int m_ = 1, shift_ = 0;
+  int m_ = 1, shift_ = 0;  // leaves in this round's tree, log2(row length)
   std::vector<std::int64_t> K_;
   std::vector<Word> hold_, tree_;
   std::vector<int> count_, fresh_, leaf_of_, proc_at_;
-  std::vector<char> stale_;
-  std::vector<int> group_, prev_group_, survivors_;
+  std::vector<int> group_, survivors_;
+  struct Move {
+    int from, to, seg;  // seg = ~segment for a RecvCopy
+  };
+  std::vector<Move> moves_;  // this round's transfers, written out at its end
   std::size_t next_awaiting_ = 0;  // index into clk_.by_arrival
-  std::vector<int> in_group_, node_mark_, dirty_, parents_;
-  int group_stamp_ = 0, node_stamp_ = 0;
   int sink_ = -1, round_ = 0, remaining_ = 0, round_limit_;
   bool sink_free_ = false;
   Schedule out_;
@@ -159,21 +159,19 @@ Generator::Generator(const ScheduleParams& params)
       W_((params.nseg + kWordBits - 1) / kWordBits),
       root_(params.root),
       round_limit_(detail::round_limit(params)) {
-  while (m_ < 2 * P_) m_ *= 2;
+  int most = 1;  // leaves of the largest tree: P - 1 members besides the sink
+  while (most < P_) most *= 2;
   while ((1 << shift_) < W_) ++shift_;
   const auto P = static_cast<std::size_t>(P_);
   K_ = clk_.whole;
   hold_.assign(P * W_, ~Word{0});
   if (N_ % kWordBits != 0)
     for (int p = 0; p < P_; ++p) bits(p)[W_ - 1] = (Word{1} << (N_ % kWordBits)) - 1;
-  tree_.assign(row(2 * static_cast<std::size_t>(m_)), 0);
+  tree_.assign(row(2 * static_cast<std::size_t>(most)), 0);
   count_.assign(P, N_);
   fresh_.assign(P, -1);
   leaf_of_.assign(P, -1);
-  proc_at_.assign(static_cast<std::size_t>(m_), -1);
-  stale_.assign(P, 0);
-  in_group_.assign(P, 0);
-  node_mark_.assign(static_cast<std::size_t>(2 * m_), 0);
+  proc_at_.assign(static_cast<std::size_t>(most), -1);
   out_.coll = Collective::Reduce;
   out_.nseg = N_;
   out_.root = root_;
@@ -204,59 +202,30 @@ void Generator::merge_group() {
   }
 }
 
-// Phase 2 (seed 5.4.3-5.4.4): put every member but the sink at its leaf for
-// this round; rewrite only the leaves that moved, left, or changed.
-void Generator::sync_tree() {
-  const std::int64_t head_k = K_[group_.front()];
-  ++group_stamp_;
-  for (int q : group_) in_group_[q] = group_stamp_;
-  sink_ = in_group_[root_] == group_stamp_ ? root_ : group_.front();
+// Phase 2 (seed 5.4.3-5.4.4, 5.6): choose the sink, put every other member
+// at its leaf, build the inner nodes bottom-up.
+void Generator::build_tree() {
+  sink_ = group_.front();
+  for (int q : group_)
+    if (q == root_) sink_ = root_;
   sink_free_ = true;
-  auto index = [&](int q) {
-    return clk_.frac_pos[q] + (K_[q] == head_k ? 0 : P_);
-  };
-  dirty_.clear();
-  for (int q : prev_group_) {
-    const int at = leaf_of_[q];
-    if (at < 0) continue;
-    const bool stays = in_group_[q] == group_stamp_ && q != sink_ && index(q) == at;
-    if (stays) continue;
-    std::fill_n(&tree_[row(m_ + at)], W_, Word{0});
-    dirty_.push_back(m_ + at);
-    leaf_of_[q] = -1;
-  }
+  leaf_of_[sink_] = -1;
+  const int members = static_cast<int>(group_.size()) - 1;
+  m_ = 1;
+  while (m_ < members) m_ *= 2;
+  int at = 0;
   for (int q : group_) {
     if (q == sink_) continue;
-    const int at = index(q);
-    if (leaf_of_[q] == at && !stale_[q]) continue;
     std::copy_n(bits(q), W_, &tree_[row(m_ + at)]);
-    dirty_.push_back(m_ + at);
     leaf_of_[q] = at;
-    proc_at_[at] = q;
-    stale_[q] = 0;
+    proc_at_[at++] = q;
   }
-  fix_ancestors();
-}
-
-// Recompute the inner nodes above the dirty leaves, one level at a time.
-void Generator::fix_ancestors() {
-  ++node_stamp_;
-  while (!dirty_.empty()) {
-    parents_.clear();
-    for (int n : dirty_) {
-      const int up = n >> 1;
-      if (up >= 1 && node_mark_[up] != node_stamp_) {
-        node_mark_[up] = node_stamp_;
-        parents_.push_back(up);
-      }
-    }
-    for (const int n : parents_) {
-      Word* up = &tree_[row(n)];
-      const Word* left = &tree_[row(2 * n)];
-      const Word* right = left + row(1);
-      for (int w = 0; w < W_; ++w) up[w] = left[w] | right[w];
-    }
-    dirty_.swap(parents_);
+  std::fill(&tree_[row(m_ + at)], &tree_[row(2 * m_)], Word{0});
+  for (int n = m_ - 1; n >= 1; --n) {
+    Word* up = &tree_[row(n)];
+    const Word* left = &tree_[row(2 * n)];
+    const Word* right = left + row(1);
+    for (int w = 0; w < W_; ++w) up[w] = left[w] | right[w];
   }
 }
 
@@ -325,9 +294,7 @@ void Generator::transfer(int z, int i, int seg) {
   const Word bit = Word{1} << (seg % kWordBits);
   Word* mine = bits(i);
   const bool reduce = (mine[w] & bit) != 0;
-  out_.programs[z].steps.push_back({StepOp::Send, i, seg, round_, round_});
-  out_.programs[i].steps.push_back(
-      {reduce ? StepOp::RecvReduce : StepOp::RecvCopy, z, seg, round_, round_});
+  moves_.push_back({z, i, reduce ? seg : ~seg});
 
   bits(z)[w] &= ~bit;
   --count_[z];
@@ -338,10 +305,7 @@ void Generator::transfer(int z, int i, int seg) {
 
   if (reduce) {
     mine[w] &= ~bit;
-    if (leaf_of_[i] >= 0) {
-      clear_leaf_bit(leaf_of_[i], seg);
-      stale_[i] = 1;
-    }
+    if (leaf_of_[i] >= 0) clear_leaf_bit(leaf_of_[i], seg);
   } else {
     ++count_[i];
   }
@@ -377,6 +341,16 @@ void Generator::clear_leaf_bit(int leaf, int seg) {
 // Phase 4: P' becomes P; holders and the root advance a round, the others
 // are done.
 void Generator::finish_round() {
+  // Output, kept out of the search loop: writes to P scattered programs
+  // would evict the tree from the cache.
+  for (const Move& t : moves_) {
+    const bool reduce = t.seg >= 0;
+    const int seg = reduce ? t.seg : ~t.seg;
+    out_.programs[t.from].steps.push_back({StepOp::Send, t.to, seg, round_, round_});
+    out_.programs[t.to].steps.push_back(
+        {reduce ? StepOp::RecvReduce : StepOp::RecvCopy, t.from, seg, round_, round_});
+  }
+  moves_.clear();
   survivors_.clear();
   for (int q : group_) {
     if (fresh_[q] >= 0) {
@@ -390,7 +364,6 @@ void Generator::finish_round() {
       survivors_.push_back(q);
     }
   }
-  prev_group_.swap(group_);
   ++round_;
 }
 
@@ -409,7 +382,7 @@ Schedule Generator::run() {
       survivors_.assign(1, h);
       merge_group();
     }
-    sync_tree();
+    build_tree();
     match(sink_);
     for (int i : group_)
       if (i != sink_) match(i);

@@ -38,7 +38,7 @@ fi
 read -r _addr hname ns tmp <<<"$entry"
 
 # shellcheck disable=SC2016  # $1/$2 belong to the inner shell
-exec ip netns exec "$ns" unshare --uts -- ${PAPSHIM_SETSID:+setsid -w} env -i \
+exec ip netns exec "$ns" unshare --uts -- env -i \
   PATH="${PATH:-/usr/local/bin:/usr/bin:/bin}" \
   ${LD_LIBRARY_PATH:+LD_LIBRARY_PATH="$LD_LIBRARY_PATH"} \
   HOME="${HOME:-/root}" USER="${USER:-root}" LOGNAME="${LOGNAME:-root}" \

@@ -303,11 +303,14 @@ cmd_up() {
   # are paced at RATE from their first 70 KB on.  20 ms worth of queue.
   BURST=${PAPSHIM_CLUSTER_BURST:-72000}
   QLIMIT=${PAPSHIM_CLUSTER_QUEUE:-$(( rate_bytes / 50 > 262144 ? rate_bytes / 50 : 262144 ))}
-  [[ $BURST =~ ^[0-9]+$ && $QLIMIT =~ ^[0-9]+$ ]] || usage_error "PAPSHIM_CLUSTER_BURST/QUEUE must be byte counts"
+  if ! [[ $BURST =~ ^[0-9]+$ && $QLIMIT =~ ^[0-9]+$ ]] || (( BURST < 1600 || QLIMIT < BURST )); then
+    usage_error "PAPSHIM_CLUSTER_BURST must be a byte count >= 1600 and PAPSHIM_CLUSTER_QUEUE one >= the burst"
+  fi
 
   require_tools
   take_lock -x
   probe_kernel "$delay"
+  trap 'echo "$PROG: up failed (line $LINENO); \"$PROG down\" removes what was made" >&2' ERR
 
   # A different subnet in the old state: start from scratch (once the new
   # subnet is known to be free).
@@ -377,6 +380,7 @@ cmd_up() {
   rm -f -- "$STATE"/hostfile.*
 
   wait_links_up "$n"
+  trap - ERR
   note "up: $n hosts on $SUBNET, $RATE per direction, latency $LATENCY (tbf burst $BURST B, queue $QLIMIT B)"
 }
 

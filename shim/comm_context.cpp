@@ -25,10 +25,19 @@ CommRegistry& CommRegistry::instance() {
 
 CommContext* CommRegistry::get(MPI_Comm comm, int world_rank) {
   if (comm == MPI_COMM_NULL) return nullptr;
+  if (const int kv = keyval_.load(std::memory_order_acquire); kv != MPI_KEYVAL_INVALID) {
+    // Fast path: the context is already attached (no lock; MPI's attribute
+    // access is thread safe under MPI_THREAD_MULTIPLE).
+    void* attr = nullptr;
+    int found = 0;
+    if (PMPI_Comm_get_attr(comm, kv, &attr, &found) == MPI_SUCCESS && found) return static_cast<CommContext*>(attr);
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  if (keyval_ == MPI_KEYVAL_INVALID &&
-      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_context, &keyval_, nullptr) != MPI_SUCCESS)
-    return nullptr;
+  if (keyval_ == MPI_KEYVAL_INVALID) {
+    int kv = MPI_KEYVAL_INVALID;
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_context, &kv, nullptr) != MPI_SUCCESS) return nullptr;
+    keyval_.store(kv, std::memory_order_release);
+  }
   void* attr = nullptr;
   int found = 0;
   if (PMPI_Comm_get_attr(comm, keyval_, &attr, &found) != MPI_SUCCESS) return nullptr;
@@ -79,7 +88,7 @@ void CommRegistry::release_all() {
       // attribute cleanup does not free it twice.
       PMPI_Comm_delete_attr(c->user, keyval_);
     }
-  if (keyval_ != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&keyval_);
+  if (int kv = keyval_.exchange(MPI_KEYVAL_INVALID); kv != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&kv);
 }
 
 }  // namespace papshim

@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -50,7 +51,7 @@ class CommRegistry {
 
  private:
   std::mutex mu_;
-  int keyval_ = MPI_KEYVAL_INVALID;
+  std::atomic<int> keyval_{MPI_KEYVAL_INVALID};
   std::uint32_t next_local_ = 0;
   std::vector<std::unique_ptr<CommContext>> all_;
   CommContext* last_used_ = nullptr;

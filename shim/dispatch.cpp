@@ -208,10 +208,6 @@ Decided decide(const CallArgs& a, const CommContext& ctx, const std::optional<Ro
   const std::string& name = setting_for(a.coll);
   const auto forced = algo_from_name(a.coll, name);
   if (forced && *forced == Algo::Native) return out;
-  const SelectInput in =
-      select_input(shape, ctx.size, round ? round->arrival : std::vector<double>(static_cast<std::size_t>(ctx.size), 0.0),
-                   round ? round->corrections : Corrections{});
-
   if (!forced) {  // auto
     const long bytes = static_cast<long>(shape.count) * shape.type_size;
     if (!round || bytes < runtime().cfg.min_bytes || !ineligible(a, ctx, a.coll != Collective::Allgather).empty())
@@ -223,7 +219,8 @@ Decided decide(const CallArgs& a, const CommContext& ctx, const std::optional<Ro
       sel = std::static_pointer_cast<const Selection>(pre->selection);
       out.ready = true;
     } else {
-      sel = std::make_shared<const Selection>(select_algorithm(in));
+      sel = std::make_shared<const Selection>(
+          select_algorithm(select_input(shape, ctx.size, round->arrival, round->corrections)));
     }
     if (ctx.rank == 0 && log().should_log(spdlog::level::debug))
       log().debug("{} call #{} on communicator {:#x}{}: {}", to_string(a.coll), seq, ctx.id,
@@ -242,6 +239,9 @@ Decided decide(const CallArgs& a, const CommContext& ctx, const std::optional<Ro
     out.d.algo = Algo::Native;
     return out;
   }
+  const SelectInput in =
+      select_input(shape, ctx.size, round ? round->arrival : std::vector<double>(static_cast<std::size_t>(ctx.size), 0.0),
+                   Corrections{});
   out.params = schedule_params_for(*forced, in);
   out.sched = cached_schedule(*forced, out.params, out.d.fallback);
   if (!out.sched) out.d.algo = Algo::Native;

@@ -16,7 +16,7 @@ std::uint64_t site_hash(const std::string& op, const std::string& key) {
 }
 
 void Stats::record(const SiteKey& key, std::uint64_t seq, double arrival, double exit, double predicted,
-                   std::uint64_t bytes, const std::string& algorithm, const std::string& fallback_reason,
+                   std::uint64_t bytes, const char* algorithm, const std::string& fallback_reason,
                    bool auto_decision, bool ready) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& s = sites_[key];

@@ -21,7 +21,7 @@ struct SiteStats {
   std::uint64_t bytes = 0;      // per-rank payload bytes, summed over calls
   double sum_elapsed = 0;       // seconds
   double max_elapsed = 0;
-  std::map<std::string, std::uint64_t> algorithms;  // algorithm -> calls
+  std::map<const char*, std::uint64_t> algorithms;  // algorithm name (static string) -> calls
   std::map<std::string, std::uint64_t> fallbacks;   // reason -> calls
   std::uint64_t auto_decisions = 0;  // calls decided by auto mode
   std::uint64_t ready = 0;           // ... whose decision the helper had ready
@@ -55,8 +55,9 @@ struct SiteKeyHash {
 
 class Stats {
  public:
+  // `algorithm` must be a string with static storage (AlgoInfo::name).
   void record(const SiteKey& key, std::uint64_t seq, double arrival, double exit, double predicted,
-              std::uint64_t bytes, const std::string& algorithm, const std::string& fallback_reason,
+              std::uint64_t bytes, const char* algorithm, const std::string& fallback_reason,
               bool auto_decision, bool ready);
 
   // Serialised form gathered to rank 0 (text, one line per site), and the
