@@ -220,7 +220,7 @@ void Generator::build_tree() {
     leaf_of_[q] = at;
     proc_at_[at++] = q;
   }
-  std::fill(&tree_[row(m_ + at)], &tree_[row(2 * m_)], Word{0});
+  std::fill(tree_.data() + row(m_ + at), tree_.data() + row(2 * m_), Word{0});
   for (int n = m_ - 1; n >= 1; --n) {
     Word* up = &tree_[row(n)];
     const Word* left = &tree_[row(2 * n)];

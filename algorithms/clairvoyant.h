@@ -52,8 +52,10 @@
 
 namespace papshim {
 
-// The segment-tree version (seed section 5): bit-packed states, merge-based
-// generation of G, idle-round skipping, pseudo-root.  Throws
+// The segment-tree version (seed section 5): P' kept aside, one bit per
+// (process, segment), a segment tree over G's members in the seed's order
+// (by fractional arrival time, wrapped at the head), merge-based generation
+// of G, idle-round skipping, pseudo-root.  Throws
 // std::invalid_argument on bad input (arrival.size() != nprocs, root out of
 // range, nseg < 1, tau not positive and finite, arrival not finite).
 Schedule build_clairvoyant(const ScheduleParams& params);
