@@ -48,7 +48,10 @@ void HelperThread::stop() {
 
 void HelperThread::round_opened(const std::shared_ptr<Predictor>& p, int nprocs) {
   if (!running_) return;
-  if (!queue_.push(Event{p, nprocs})) return;  // full: this round is decided inline
+  {
+    std::lock_guard<std::mutex> lock(producer_mu_);
+    if (!queue_.push(Event{p, nprocs})) return;  // full: this round is decided inline
+  }
   if (sleeping_.load()) {
     std::lock_guard<std::mutex> lock(mu_);
     cv_.notify_one();

@@ -40,7 +40,8 @@ class HelperThread {
   void stop();
   bool running() const { return running_; }
 
-  // Application thread only (single producer).
+  // Called by application threads; a mutex keeps the queue single-producer
+  // when several application threads run collectives.
   void round_opened(const std::shared_ptr<Predictor>& p, int nprocs);
 
   double cpu_seconds() const { return cpu_seconds_.load(); }
@@ -58,6 +59,7 @@ class HelperThread {
   boost::lockfree::spsc_queue<Event, boost::lockfree::capacity<1024>> queue_;
   std::thread thread_;
   std::mutex mu_;
+  std::mutex producer_mu_;
   std::condition_variable cv_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> sleeping_{false};
