@@ -1,6 +1,8 @@
 #include "algorithms/catalog.h"
 
 #include <array>
+#include <exception>
+#include <string>
 
 #include "algorithms/allgather_baselines.h"
 #include "algorithms/binomial_reduce.h"
@@ -45,7 +47,8 @@ std::optional<Algo> algo_from_name(Collective c, const std::string& name) {
 
 BuildResult build_schedule(Algo a, const ScheduleParams& p) {
   BuildResult r;
-  switch (a) {
+  try {
+    switch (a) {
     case Algo::Native: r.reason = "native has no schedule"; break;
     case Algo::Prr: r.schedule = build_prr(p); break;
     case Algo::Slt: r.schedule = build_slt(p); break;
@@ -61,6 +64,12 @@ BuildResult build_schedule(Algo a, const ScheduleParams& p) {
       r.schedule = build_recursive_doubling_allgather(p);
       if (!r.schedule) r.reason = "recursive_doubling needs a power-of-two communicator size";
       break;
+    }
+  } catch (const std::exception& e) {
+    // A generator refusing its inputs (e.g. a non-finite arrival) means
+    // native for this call, never an exception through the MPI call.
+    r.schedule.reset();
+    r.reason = std::string("schedule not built: ") + e.what();
   }
   return r;
 }

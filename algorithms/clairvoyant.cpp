@@ -123,7 +123,7 @@ class Generator {
     return K_[q] != K_[h] + 1 ? K_[q] < K_[h] + 1 : clk_.frac_class[q] <= clk_.frac_class[h];
   }
   Word* bits(int p) { return &hold_[static_cast<std::size_t>(p) * W_]; }
-  Word* column(int w) { return tree_ + w; }
+  Word* column(int w) { return &tree_[static_cast<std::size_t>(w)]; }
   std::size_t row(std::size_t n) const { return n << shift_; }
 
   void merge_group();
@@ -139,8 +139,7 @@ class Generator {
   const int P_, N_, W_, root_;
   int m_ = 1, shift_ = 0;  // leaves in this round's tree, log2(row length)
   std::vector<std::int64_t> K_;
-  std::vector<Word> hold_, tree_store_;
-  Word* tree_ = nullptr;  // inside tree_store_, aligned to a cache line
+  std::vector<Word> hold_, tree_;
   std::vector<int> count_, fresh_, leaf_of_, proc_at_;
   std::vector<int> group_, survivors_;
   struct Move {
@@ -168,11 +167,7 @@ Generator::Generator(const ScheduleParams& params)
   hold_.assign(P * W_, ~Word{0});
   if (N_ % kWordBits != 0)
     for (int p = 0; p < P_; ++p) bits(p)[W_ - 1] = (Word{1} << (N_ % kWordBits)) - 1;
-  // Rows of 8 words (N = 512) fill one 64-byte line when aligned.
-  constexpr std::size_t kLineWords = 8;
-  tree_store_.assign(row(2 * static_cast<std::size_t>(most)) + kLineWords, 0);
-  tree_ = tree_store_.data();
-  while (reinterpret_cast<std::uintptr_t>(tree_) % (kLineWords * sizeof(Word)) != 0) ++tree_;
+  tree_.assign(row(2 * static_cast<std::size_t>(most)), 0);
   count_.assign(P, N_);
   fresh_.assign(P, -1);
   leaf_of_.assign(P, -1);
@@ -225,7 +220,7 @@ void Generator::build_tree() {
     leaf_of_[q] = at;
     proc_at_[at++] = q;
   }
-  std::fill(tree_ + row(m_ + at), tree_ + row(2 * m_), Word{0});
+  std::fill(tree_.data() + row(m_ + at), tree_.data() + row(2 * m_), Word{0});
   for (int n = m_ - 1; n >= 1; --n) {
     Word* up = &tree_[row(n)];
     const Word* left = &tree_[row(2 * n)];
