@@ -14,6 +14,12 @@
 //   a Send may start when writes_done[seg] == writes before it;
 //   a write may start when sends_done[seg] and writes_done[seg] equal the
 //   sends and writes before it.
+// Sends to one peer go one at a time, in program order (a send waits for the
+// previous send to the same peer): several large messages posted at once on
+// one link share its bandwidth and all arrive late, stalling the pipeline
+// of the segment that was due first.  The schedules are time-ordered per
+// rank, so this only makes the link follow the order the schedule intends
+// (the simulator's one-message-per-port model).
 // The loop posts every startable step, then blocks in PMPI_Waitsome and
 // handles what completed.  A RecvReduce posts its receive into a temporary at
 // once; only the combine waits for the dependencies.
@@ -97,6 +103,7 @@ enum class State : std::uint8_t { Waiting, Posted, Received, Done };
 struct StepRun {
   State state = State::Waiting;
   int sends_before = 0, writes_before = 0;
+  long prev_send_same_peer = -1;  // Send steps: the previous send to that peer
   std::uintptr_t temp = 0;  // RecvReduce only: where the segment is received
 };
 
@@ -138,11 +145,17 @@ int execute(const Schedule& s, int rank, const ExecArgs& a) {
   // Dependency counters (see the header comment).
   std::vector<StepRun> run(nsteps);
   std::vector<int> sends_seen(static_cast<std::size_t>(s.nseg), 0), writes_seen(sends_seen);
+  std::vector<long> last_send_to(s.programs.size(), -1);
   for (std::size_t i = 0; i < nsteps; ++i) {
     const auto seg = static_cast<std::size_t>(steps[i].seg);
     run[i].sends_before = sends_seen[seg];
     run[i].writes_before = writes_seen[seg];
     (steps[i].op == StepOp::Send ? sends_seen : writes_seen)[seg]++;
+    if (steps[i].op == StepOp::Send) {
+      auto& last = last_send_to[static_cast<std::size_t>(steps[i].peer)];
+      run[i].prev_send_same_peer = last;
+      last = static_cast<long>(i);
+    }
   }
   std::vector<int> sends_done(sends_seen.size(), 0), writes_done(sends_seen.size(), 0);
   std::vector<MPI_Request> reqs(nsteps, MPI_REQUEST_NULL);
@@ -171,6 +184,8 @@ int execute(const Schedule& s, int rank, const ExecArgs& a) {
         const bool write_ready = sends_done[seg] == r.sends_before && writes_done[seg] == r.writes_before;
         if (st.op == StepOp::Send) {
           if (writes_done[seg] != r.writes_before) continue;
+          if (r.prev_send_same_peer >= 0 && run[static_cast<std::size_t>(r.prev_send_same_peer)].state != State::Done)
+            continue;
           if (n == 0) { finish(i); --remaining; progressed = true; continue; }
           rc = PMPI_Isend(at(work, range.first, ti), n, a.type, st.peer, st.tag, a.comm, &reqs[i]);
           r.state = State::Posted;
