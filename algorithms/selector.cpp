@@ -123,7 +123,10 @@ Selection select_algorithm(const SelectInput& in) {
     for (double a : in.arrival) floor += (last - a) / static_cast<double>(in.nprocs);
     floor += s.message_time;
   }
-  const double needed = std::max(2.0 * in.cost.alpha, in.margin * std::max(native_cost - floor, 0.0));
+  // ... and at least a quarter of one whole-vector transfer: smaller
+  // predicted gains are within what the model cannot resolve.
+  const double needed = std::max({2.0 * in.cost.alpha, 0.25 * s.message_time,
+                                  in.margin * std::max(native_cost - floor, 0.0)});
   if (s.pick != Algo::Native && best < native_cost - needed) {
     s.predicted = best;
     char buf[160];

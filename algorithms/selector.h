@@ -9,7 +9,7 @@
 // binomial tree for reduce, ring, Bruck or recursive doubling for
 // allgather), taking the cheaper.  An arrival-aware candidate must remove at
 // least `margin` of the time native spends above the lower bound (and two
-// message latencies) to be chosen, so a balanced job keeps the library's
+// message latencies, and a quarter of one whole-vector transfer) to be chosen, so a balanced job keeps the library's
 // tuned algorithm.  When the predicted spread is below half a
 // message time nothing is simulated: native.  Everything here is a pure
 // function of inputs that are identical on every rank.

@@ -36,7 +36,7 @@ struct Config {
   std::string reduce = "auto";
   std::string allgather = "auto";
   PredictorMode predictor = PredictorMode::Sma;
-  int sma_window = 4;
+  int sma_window = 2;
   bool disable = false;
   std::string report = "papshim-report";  // "off" disables
   std::string log_level = "warn";

@@ -13,7 +13,7 @@ actual arrival per call from the timeline and prints, per delay:
     prediction is within 10% of the delay again.
 
     scripts/prediction_accuracy.py [--np 8] [--count 1M] [--delays 5,20,50]
-        [--every 10] [--iters 60] [--window 4] [--predictor sma] [--cluster]
+        [--every 10] [--iters 60] [--window 2] [--predictor sma] [--cluster]
 """
 import argparse
 import json
@@ -98,7 +98,7 @@ def main():
     ap.add_argument("--delays", default="5,20,50")
     ap.add_argument("--every", type=int, default=10)
     ap.add_argument("--iters", type=int, default=60)
-    ap.add_argument("--window", type=int, default=4)
+    ap.add_argument("--window", type=int, default=2)
     ap.add_argument("--base-ms", type=float, default=5)
     ap.add_argument("--predictor", default="sma", choices=["sma", "edge"])
     ap.add_argument("--cluster", action="store_true")

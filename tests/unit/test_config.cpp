@@ -30,7 +30,7 @@ TEST(Config, DefaultsWhenUnset) {
   EXPECT_EQ(c.reduce, "auto");
   EXPECT_EQ(c.allgather, "auto");
   EXPECT_EQ(c.predictor, PredictorMode::Sma);
-  EXPECT_EQ(c.sma_window, 4);
+  EXPECT_EQ(c.sma_window, 2);
   EXPECT_FALSE(c.disable);
   EXPECT_EQ(c.report, "papshim-report");
   EXPECT_EQ(c.callsite_depth, 1);
