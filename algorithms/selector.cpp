@@ -73,7 +73,9 @@ Selection select_algorithm(const SelectInput& in) {
     s.why = "non-commutative op";
     return s;
   }
-  if (s.spread < 0.5 * s.message_time) {
+  // Allgather candidates (Sparbit) are not arrival-aware: they are chosen on
+  // measured cost whatever the spread.
+  if (in.coll != Collective::Allgather && s.spread < 0.5 * s.message_time) {
     s.why = "balanced: predicted spread below half a message time";
     return s;
   }

@@ -10,8 +10,8 @@
 // allgather), taking the cheaper.  An arrival-aware candidate must remove at
 // least `margin` of the time native spends above the lower bound (and two
 // message latencies, and a quarter of one whole-vector transfer) to be chosen, so a balanced job keeps the library's
-// tuned algorithm.  When the predicted spread is below half a
-// message time nothing is simulated: native.  Everything here is a pure
+// tuned algorithm.  For allreduce and reduce, when the predicted spread is
+// below half a message time nothing is simulated: native.  Everything here is a pure
 // function of inputs that are identical on every rank.
 #pragma once
 

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The seeds' regime in one table: 8 emulated hosts at 1 Gbit/s, 1 Mi floats,
+# one host (rank 3) late by DELAY ms, every algorithm of interest and auto
+# against native, in rounds that interleave the algorithms.  Prints the
+# median over rounds of papbench's median average elapsed time, the ratio to
+# native and the share of the absorbable time removed,
+# (native - alg) / (native - e_lo), e_lo = (P-1)/P * delay + one transfer.
+#   scripts/cluster_table.sh [rounds] [delays_ms]     (default: 3 "0 50")
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3} delays=${2:-"0 50"}
+out=results/cluster-table
+mkdir -p "$out"
+csv=$out/runs.csv
+rm -f "$csv"
+scripts/cluster.sh status >/dev/null 2>&1 || scripts/cluster.sh up 8
+run() {  # op algorithm delay round
+  local var=PAPSHIM_${1^^}
+  scripts/cluster.sh run -x LD_PRELOAD="$PWD/build/libpapshim.so" -x "$var=$2" -x PAPSHIM_REPORT=off -- \
+    "$PWD/build/bench/papbench" --op "$1" --count 1M --mode one-late --late-rank 3 --delay-ms "$3" \
+    --iters 12 --warmup 4 --base-ms 5 --progress 0 --csv "$csv" --label "$1/$2/$3/$4" >/dev/null 2>&1
+}
+for ((r = 0; r < rounds; r++)); do
+  for d in $delays; do
+    for a in native prr slt auto; do run allreduce "$a" "$d" "$r"; done
+    for a in native clairvoyant auto; do run reduce "$a" "$d" "$r"; done
+    for a in native sparbit auto; do run allgather "$a" "$d" "$r"; done
+  done
+  echo "round $((r + 1)) of $rounds done" >&2
+done
+/usr/bin/python3 - "$csv" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+med = {}
+for r in rows:
+    op, alg, d, _ = r["label"].split("/")
+    med.setdefault((op, d, alg), []).append((float(r["median_us"]), float(r["e_lo_us"]), float(r["delta_us"])))
+print("%-10s %6s %-12s %12s %8s %10s" % ("op", "delay", "algorithm", "median ms", "x native", "absorbed"))
+for (op, d, alg) in sorted(med, key=lambda k: (k[0], float(k[1]), k[2] != "native", k[2])):
+    v = med[(op, d, alg)]
+    m = statistics.median(x[0] for x in v) / 1e3
+    nat = statistics.median(x[0] for x in med[(op, d, "native")]) / 1e3
+    delta = statistics.median(x[2] for x in v) / 1e3
+    lo = 7 / 8 * float(d) + delta
+    absorbed = "" if alg == "native" or op == "reduce" or float(d) == 0 else "%9.0f%%" % (100 * (nat - m) / (nat - lo))
+    print("%-10s %6s %-12s %12.1f %8.2f %10s" % (op, d, alg, m, nat / m, absorbed))
+PY
