@@ -251,6 +251,11 @@ Decided decide(const CallArgs& a, const CommContext& ctx, const std::optional<Ro
 }  // namespace
 
 std::shared_ptr<const void> precompute_selection(const RoundResult& round, const CallShape& shape, int nprocs) {
+  // Only what decide() would consult: auto mode, calls of PAPSHIM_MIN_BYTES
+  // or more.  Anything else would be helper CPU spent for nothing.
+  const auto coll = static_cast<Collective>(shape.coll);
+  const long bytes = static_cast<long>(shape.count) * shape.type_size;
+  if (algo_from_name(coll, setting_for(coll)) || bytes < runtime().cfg.min_bytes) return nullptr;
   return std::make_shared<const Selection>(
       select_algorithm(select_input(shape, nprocs, round.arrival, round.corrections)));
 }

@@ -222,7 +222,6 @@ void on_init(int granted, bool asked_multiple) {
     rt.cfg = parse_config_from_environment();
   } catch (const ConfigError& e) {
     parse_error = e.what();
-    rt.cfg = Config{};
     rt.cfg = parse_config([](const char*) -> const char* { return nullptr; });
   }
   PMPI_Comm_rank(MPI_COMM_WORLD, &rt.world_rank);
