@@ -14,6 +14,7 @@ actual arrival per call from the timeline and prints, per delay:
 
     scripts/prediction_accuracy.py [--np 8] [--count 1M] [--delays 5,20,50]
         [--every 10] [--iters 60] [--window 2] [--predictor sma] [--cluster]
+        [--check-every 1]
 """
 import argparse
 import json
@@ -31,7 +32,8 @@ def run(args, delay_ms, timeline):
                 "PAPSHIM_REPORT=off", "PAPSHIM_SMA_WINDOW=%d" % args.window, "PAPSHIM_PREDICTOR=%s" % args.predictor]
     bench = ["%s/build/bench/papbench" % ROOT, "--op", "allreduce", "--count", args.count, "--mode", "one-late",
              "--delay-ms", str(delay_ms), "--late-every", str(args.every), "--iters", str(args.iters),
-             "--warmup", "0", "--base-ms", str(args.base_ms), "--progress", "0"]
+             "--warmup", "0", "--base-ms", str(args.base_ms), "--progress", "0",
+             "--check-every", str(args.check_every)]
     if args.predictor == "edge":
         bench.append("--edge")
     if args.cluster:
@@ -57,9 +59,10 @@ def analyse(timeline, args, delay_ms):
     for e in events:
         if e.get("ph") != "X" or not e["name"].startswith("allreduce"):
             continue
-        calls.setdefault(e["pid"], []).append((e["args"]["call"], e["ts"], e["args"].get("predicted_ts")))
+        calls.setdefault(e["pid"], []).append((e["args"]["call"], e["ts"], e["args"].get("predicted_ts"),
+                                               e["ts"] + e["dur"]))
     delay_us = delay_ms * 1000.0
-    errors, pattern_errors, follow = [], [], []
+    errors, pattern_errors, follow, jitter = [], [], [], []
     nranks = len(calls)
     for rows in calls.values():
         rows.sort()
@@ -70,6 +73,14 @@ def analyse(timeline, args, delay_ms):
             continue
         preds = [calls[r][i][2] for r in calls]
         actual = [calls[r][i][1] for r in calls]
+        # The noise floor: how much a rank's compute phase (previous exit to
+        # this arrival) changed from the call before, with nothing injected
+        # changing in between.
+        if i >= 2:
+            for r in calls:
+                phase = calls[r][i][1] - calls[r][i - 1][3]
+                before = calls[r][i - 1][1] - calls[r][i - 2][3]
+                jitter.append(abs(phase - before))
         if any(p is None for p in preds):
             continue
         errors += [abs(p - a) for p, a in zip(preds, actual)]
@@ -83,12 +94,20 @@ def analyse(timeline, args, delay_ms):
         rows = sorted(calls.get(late, []))
         n = None
         for k in range(start, min(start + args.every, len(rows))):
-            _, actual, predicted = rows[k]
+            _, actual, predicted, _ = rows[k]
             if predicted is not None and abs(predicted - actual) < 0.1 * delay_us:
                 n = k - start
                 break
-        follow.append(n)
-    return errors, pattern_errors, follow
+        # and until the new late rank is the one predicted latest (what
+        # decides which process the schedules wait for)
+        m = None
+        for k in range(start, min(start + args.every, ncalls)):
+            preds = {r: calls[r][k][2] for r in calls}
+            if all(p is not None for p in preds.values()) and max(preds, key=preds.get) == late:
+                m = k - start
+                break
+        follow.append((n, m))
+    return errors, pattern_errors, follow, jitter
 
 
 def main():
@@ -102,21 +121,23 @@ def main():
     ap.add_argument("--base-ms", type=float, default=5)
     ap.add_argument("--predictor", default="sma", choices=["sma", "edge"])
     ap.add_argument("--cluster", action="store_true")
+    ap.add_argument("--check-every", type=int, default=1, help="papbench --check-every (default 1)")
     args = ap.parse_args()
     print("papbench allreduce one-late, %d ranks, %s floats, late rank moves every %d iterations, "
           "PAPSHIM_PREDICTOR=%s, window %d" % (args.np, args.count, args.every, args.predictor, args.window))
-    print("%9s %14s %10s %18s %12s %24s" % ("delay_ms", "abs_err_us", "/delay", "pattern_err_us", "/delay",
-                                            "calls to follow a move"))
+    print("%9s %14s %10s %18s %12s %16s %10s %24s" % ("delay_ms", "abs_err_us", "/delay", "pattern_err_us", "/delay",
+                                                      "phase_jitter_us", "/delay", "follow: within 10% / latest"))
     for d in [float(x) for x in args.delays.split(",")]:
         with tempfile.TemporaryDirectory() as tmp:
             tl = os.path.join(tmp, "timeline.json")
             run(args, d, tl)
-            errors, pattern, follow = analyse(tl, args, d)
+            errors, pattern, follow, jitter = analyse(tl, args, d)
         med = statistics.median(errors) if errors else float("nan")
         pmed = statistics.median(pattern) if pattern else float("nan")
-        print("%9.1f %14.1f %9.1f%% %18.1f %11.1f%% %24s" % (
-            d, med, 100.0 * med / (d * 1000.0), pmed, 100.0 * pmed / (d * 1000.0),
-            ",".join("-" if n is None else str(n) for n in follow)))
+        jmed = statistics.median(jitter) if jitter else float("nan")
+        print("%9.1f %14.1f %9.1f%% %18.1f %11.1f%% %16.1f %9.1f%% %24s" % (
+            d, med, 100.0 * med / (d * 1000.0), pmed, 100.0 * pmed / (d * 1000.0), jmed, 100.0 * jmed / (d * 1000.0),
+            " ".join("%s/%s" % tuple("-" if n is None else str(n) for n in f) for f in follow)))
     return 0
 
 
