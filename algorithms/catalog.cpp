@@ -16,7 +16,7 @@
 namespace papshim {
 
 namespace {
-constexpr std::array<AlgoInfo, 12> kAlgos = {{
+constexpr std::array<AlgoInfo, 13> kAlgos = {{
     {Algo::Native, "native", Collective::Allreduce, false},
     {Algo::Prr, "prr", Collective::Allreduce, true},
     {Algo::Slt, "slt", Collective::Allreduce, true},
@@ -25,6 +25,7 @@ constexpr std::array<AlgoInfo, 12> kAlgos = {{
     {Algo::Clairvoyant, "clairvoyant", Collective::Reduce, true},
     {Algo::ClairvoyantLinear, "clairvoyant_linear", Collective::Reduce, true},
     {Algo::Binomial, "binomial", Collective::Reduce, true},
+    {Algo::SortedBinomial, "sorted_binomial", Collective::Reduce, true},
     {Algo::Sparbit, "sparbit", Collective::Allgather, false},
     {Algo::RingAllgather, "ring", Collective::Allgather, false},
     {Algo::Bruck, "bruck", Collective::Allgather, false},
@@ -57,6 +58,7 @@ BuildResult build_schedule(Algo a, const ScheduleParams& p) {
     case Algo::Clairvoyant: r.schedule = build_clairvoyant(p); break;
     case Algo::ClairvoyantLinear: r.schedule = build_clairvoyant_linear(p); break;
     case Algo::Binomial: r.schedule = build_binomial_reduce(p); break;
+    case Algo::SortedBinomial: r.schedule = build_sorted_binomial_reduce(p); break;
     case Algo::Sparbit: r.schedule = build_sparbit(p); break;
     case Algo::RingAllgather: r.schedule = build_ring_allgather(p); break;
     case Algo::Bruck: r.schedule = build_bruck_allgather(p); break;

@@ -13,7 +13,7 @@ namespace papshim {
 enum class Algo {
   Native,
   Prr, Slt, RingAllreduce, Rabenseifner,                 // allreduce
-  Clairvoyant, ClairvoyantLinear, Binomial,              // reduce
+  Clairvoyant, ClairvoyantLinear, Binomial, SortedBinomial,  // reduce
   Sparbit, RingAllgather, Bruck, RecursiveDoubling,      // allgather
 };
 

@@ -10,6 +10,8 @@ namespace papshim {
 
 namespace {
 
+constexpr int kMaxTreeSegments = 4096;
+
 double whole_bytes(const SelectInput& in) {
   const double per = static_cast<double>(in.count) * static_cast<double>(in.elem_size);
   return in.coll == Collective::Allgather ? per * in.nprocs : per;
@@ -29,7 +31,7 @@ std::vector<Algo> native_models(Collective c, int P) {
 std::vector<Algo> aware_candidates(Collective c) {
   switch (c) {
     case Collective::Allreduce: return {Algo::Prr, Algo::Slt};
-    case Collective::Reduce: return {Algo::Clairvoyant};
+    case Collective::Reduce: return {Algo::Clairvoyant, Algo::SortedBinomial};
     case Collective::Allgather: return {Algo::Sparbit};
   }
   return {};
@@ -50,6 +52,11 @@ ScheduleParams schedule_params_for(Algo a, const SelectInput& in) {
     nseg = in.clv_segments > 0 ? in.clv_segments : in.nprocs;
     if (in.count > 0) nseg = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(nseg), in.count));
     nseg = std::max(nseg, 1);
+  } else if ((a == Algo::Binomial || a == Algo::SortedBinomial) && in.tree_segsize > 0) {
+    // Segments of tree_segsize bytes, at most kMaxTreeSegments (the
+    // schedule holds nseg steps per tree edge).
+    const double n = std::ceil(whole_bytes(in) / static_cast<double>(in.tree_segsize));
+    nseg = static_cast<int>(std::clamp(n, 1.0, static_cast<double>(kMaxTreeSegments)));
   }
   p.nseg = nseg;
   const double seg_bytes = whole_bytes(in) / nseg;

@@ -41,6 +41,7 @@ struct SelectInput {
   CostFigures cost;
   bool commutative = true;
   int clv_segments = 0;        // 0: chosen here
+  long tree_segsize = 32768;   // binomial trees: bytes per segment (0: P segments)
   double margin = 0.10;
   // Measured / modelled time per algorithm (key: int(coll) * 64 + int(algo);
   // native: Algo::Native), from the shim's own executions; 1 when absent.

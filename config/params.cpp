@@ -31,7 +31,8 @@ std::string parse_choice(const ParamSpec& p, const std::string& raw) {
 }
 
 long parse_int(const ParamSpec& p, const std::string& raw) {
-  const std::string range = "an integer from " + std::to_string(p.min) + " to " + std::to_string(p.max);
+  std::string range = "an integer from " + std::to_string(p.min) + " to " + std::to_string(p.max);
+  if (!p.choices.empty()) range = join(p.choices) + ", or " + range;
   errno = 0;
   char* end = nullptr;
   const long v = std::strtol(raw.c_str(), &end, 10);
@@ -60,7 +61,8 @@ const std::vector<ParamSpec>& param_specs() {
   static const std::vector<ParamSpec> specs = {
       {"PAPSHIM_ALLREDUCE", ParamType::Choice, "auto", {"auto", "native", "prr", "slt", "ring", "rabenseifner"}, 0, 0,
        "MPI_Allreduce algorithm: auto picks by predicted arrivals, native is the MPI library's own"},
-      {"PAPSHIM_REDUCE", ParamType::Choice, "auto", {"auto", "native", "clairvoyant", "clairvoyant_linear", "binomial"}, 0, 0,
+      {"PAPSHIM_REDUCE", ParamType::Choice, "auto", {"auto", "native", "clairvoyant", "clairvoyant_linear", "binomial",
+                                                  "sorted_binomial"}, 0, 0,
        "MPI_Reduce algorithm"},
       {"PAPSHIM_ALLGATHER", ParamType::Choice, "auto", {"auto", "native", "sparbit", "ring", "bruck", "recursive_doubling"}, 0, 0,
        "MPI_Allgather algorithm (recursive_doubling needs a power-of-two communicator, else native)"},
@@ -80,6 +82,10 @@ const std::vector<ParamSpec>& param_specs() {
        "1: verify before each schedule that every rank holds the same decision inputs (costs one allreduce)"},
       {"PAPSHIM_CLV_SEGMENTS", ParamType::Int, "0", {}, 0, 4096,
        "Clairvoyant segment count (0: chosen by the cost model)"},
+      {"PAPSHIM_TREE_SEGSIZE", ParamType::Int, "auto", {"auto"}, 0, 1L << 30,
+       "segment size in bytes of the pipelined reduce trees (binomial, sorted_binomial; at most 4096 "
+       "segments); 0: P segments; auto: 32768 when the job spans several nodes (below the network's eager "
+       "limit, a sender leaves once its data is on the wire), else P segments"},
       {"PAPSHIM_TIMELINE", ParamType::String, "", {}, 0, 0, "Chrome trace JSON of arrivals and exits (path)"},
       {"PAPSHIM_HELPER_THREAD", ParamType::Bool, "1", {}, 0, 0,
        "1: ask MPI for MPI_THREAD_MULTIPLE and run the predictor's helper thread; 0: keep the application's "
@@ -109,7 +115,10 @@ Config parse_config(const EnvLookup& env) {
     const std::string name = p.name;
     switch (p.type) {
       case ParamType::Choice: canon = parse_choice(p, value); break;
-      case ParamType::Int: canon = std::to_string(parse_int(p, value)); break;
+      case ParamType::Int:  // an integer, or one of the words in choices
+        if (std::find(p.choices.begin(), p.choices.end(), lower(value)) != p.choices.end()) canon = lower(value);
+        else canon = std::to_string(parse_int(p, value));
+        break;
       case ParamType::Bool: canon = parse_bool(p, value) ? "1" : "0"; break;
       case ParamType::Double: parse_double(p, value); break;
       case ParamType::String: break;
@@ -130,6 +139,7 @@ Config parse_config(const EnvLookup& env) {
     else if (name == "PAPSHIM_CALLSITE_DEPTH") c.callsite_depth = std::stoi(canon);
     else if (name == "PAPSHIM_CHECK") c.check = canon == "1";
     else if (name == "PAPSHIM_CLV_SEGMENTS") c.clv_segments = std::stoi(canon);
+    else if (name == "PAPSHIM_TREE_SEGSIZE") c.tree_segsize = canon == "auto" ? -1 : std::stol(canon);
     else if (name == "PAPSHIM_TIMELINE") c.timeline = value;
     else if (name == "PAPSHIM_HELP") c.help = canon == "1";
     else if (name == "PAPSHIM_HELPER_THREAD") c.helper_thread = canon == "1";

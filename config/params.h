@@ -44,6 +44,7 @@ struct Config {
   int callsite_depth = 1;
   bool check = false;
   int clv_segments = 0;   // 0: chosen by the cost model
+  long tree_segsize = -1;  // bytes per segment of the reduce trees; 0: P segments; -1: auto
   std::string timeline;   // Chrome trace path, empty: off
   double clock_offset_us = 0;  // test-only: added to this rank's clock
   bool help = false;

@@ -1,14 +1,30 @@
 #include "predictor/history.h"
 
-#include <numeric>
+#include <algorithm>
+#include <cmath>
 
 namespace papshim {
 
-void PhaseHistory::on_call(std::uint64_t site, double arrival, double exit) {
+namespace {
+void push(std::deque<double>& q, double v, int keep) {
+  q.push_back(v);
+  while (static_cast<int>(q.size()) > keep) q.pop_front();
+}
+}  // namespace
+
+double mean_change(const std::deque<double>& q) {
+  if (q.size() < 3) return INFINITY;
+  double sum = 0;
+  for (std::size_t i = 1; i < q.size(); ++i) sum += std::fabs(q[i] - q[i - 1]);
+  return sum / static_cast<double>(q.size() - 1);
+}
+
+void PhaseHistory::on_call(std::uint64_t site, double arrival, double exit, double anchor) {
+  const int keep = std::max(window_, kSteadinessSamples);
   if (have_exit_) {
-    auto& q = phases_[site];
-    q.push_back(arrival - last_exit_);
-    while (static_cast<int>(q.size()) > window_) q.pop_front();
+    Site& s = sites_[site];
+    push(s.own, arrival - last_exit_, keep);
+    if (std::isfinite(anchor)) push(s.anchored, arrival - anchor, keep);
     successor_[last_site_] = site;
   }
   last_site_ = site;
@@ -22,10 +38,18 @@ std::optional<std::uint64_t> PhaseHistory::expected_next_site() const {
   return it == successor_.end() ? last_site_ : it->second;
 }
 
+std::optional<double> PhaseHistory::sma_of(const std::deque<double>& q) const {
+  if (q.empty()) return std::nullopt;
+  const std::size_t n = std::min(q.size(), static_cast<std::size_t>(window_));
+  double sum = 0;
+  for (std::size_t i = q.size() - n; i < q.size(); ++i) sum += q[i];
+  return sum / static_cast<double>(n);
+}
+
 std::optional<double> PhaseHistory::sma(std::uint64_t site) const {
-  auto it = phases_.find(site);
-  if (it == phases_.end() || it->second.empty()) return std::nullopt;
-  return std::accumulate(it->second.begin(), it->second.end(), 0.0) / static_cast<double>(it->second.size());
+  auto it = sites_.find(site);
+  if (it == sites_.end()) return std::nullopt;
+  return sma_of(it->second.own);
 }
 
 std::optional<double> PhaseHistory::predict_next_arrival() const {
@@ -34,6 +58,16 @@ std::optional<double> PhaseHistory::predict_next_arrival() const {
   const auto phase = sma(*next);
   if (!phase) return std::nullopt;
   return last_exit_ + *phase;
+}
+
+std::optional<double> PhaseHistory::anchored_phase_next() const {
+  const auto next = expected_next_site();
+  if (!next) return std::nullopt;
+  auto it = sites_.find(*next);
+  if (it == sites_.end()) return std::nullopt;
+  const Site& s = it->second;
+  if (!(mean_change(s.anchored) < mean_change(s.own))) return std::nullopt;
+  return sma_of(s.anchored);
 }
 
 }  // namespace papshim

@@ -10,6 +10,10 @@ namespace {
 constexpr int kTagBase = 100;
 int round_tag(std::uint64_t seq) { return kTagBase + static_cast<int>(seq % 16384); }
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// One rank's message: [prediction from its own exit, elapsed time in the
+// previous call, exit from the previous call, phase from the anchor or NaN].
+constexpr int kWords = 4;
+constexpr std::size_t at(int rank, int word) { return static_cast<std::size_t>(rank) * kWords + word; }
 }  // namespace
 
 Predictor::Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode)
@@ -19,7 +23,7 @@ Predictor::Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMod
       mode_(mode),
       history_(window),
       my_prediction_(kNaN),
-      recv_(2 * static_cast<std::size_t>(size), 0.0),
+      recv_(kWords * static_cast<std::size_t>(size), 0.0),
       recv_reqs_(static_cast<std::size_t>(size), MPI_REQUEST_NULL),
       send_reqs_(static_cast<std::size_t>(size), MPI_REQUEST_NULL) {}
 
@@ -28,39 +32,56 @@ void Predictor::post_round(std::uint64_t seq) {
   PMPI_Waitall(size_, send_reqs_.data(), MPI_STATUSES_IGNORE);
   round_seq_ = seq;
   round_open_ = true;
-  recv_done_ = size_ == 1;
+  recv_done_ = false;  // also with one rank: round_complete() builds the vector
   sent_ = false;
   for (int p = 0; p < size_; ++p)
     if (p != rank_)
-      PMPI_Irecv(&recv_[2 * static_cast<std::size_t>(p)], 2, MPI_DOUBLE, p, round_tag(seq), xchg_,
+      PMPI_Irecv(&recv_[at(p, 0)], kWords, MPI_DOUBLE, p, round_tag(seq), xchg_,
                  &recv_reqs_[static_cast<std::size_t>(p)]);
 }
 
-void Predictor::publish(double value) {
+void Predictor::publish(double value, double anchored_phase) {
   if (!round_open_ || sent_) return;
   value_[0] = value;
   value_[1] = last_elapsed_;
-  recv_[2 * static_cast<std::size_t>(rank_)] = value_[0];
-  recv_[2 * static_cast<std::size_t>(rank_) + 1] = value_[1];
+  value_[2] = history_.has_exit() ? history_.last_exit() : kNaN;
+  value_[3] = anchored_phase;
+  std::copy(value_, value_ + kWords, &recv_[at(rank_, 0)]);
   for (int p = 0; p < size_; ++p)
     if (p != rank_)
-      PMPI_Isend(value_, 2, MPI_DOUBLE, p, round_tag(round_seq_), xchg_, &send_reqs_[static_cast<std::size_t>(p)]);
+      PMPI_Isend(value_, kWords, MPI_DOUBLE, p, round_tag(round_seq_), xchg_,
+                 &send_reqs_[static_cast<std::size_t>(p)]);
   sent_ = true;
 }
 
 bool Predictor::vector_valid() const {
-  for (std::size_t p = 0; p < static_cast<std::size_t>(size_); ++p)
-    if (!std::isfinite(recv_[2 * p])) return false;
+  for (double t : arrival_)
+    if (!std::isfinite(t)) return false;
   return true;
 }
 
 void Predictor::round_complete() {
+  // The arrival vector: the anchor is the latest exit from the previous
+  // call; a rank that sent an anchored phase arrives that long after it.
+  double anchor = -INFINITY;
+  for (int p = 0; p < size_; ++p) anchor = std::max(anchor, recv_[at(p, 2)]);  // NaN never wins
+  for (int p = 0; p < size_; ++p)
+    if (!std::isfinite(recv_[at(p, 2)])) anchor = kNaN;
+  anchor_ = std::isfinite(anchor) ? anchor : kNaN;
+  anchor_seq_ = round_seq_;
+  arrival_.resize(static_cast<std::size_t>(size_));
+  for (int p = 0; p < size_; ++p) {
+    const double phase = recv_[at(p, 3)];
+    arrival_[static_cast<std::size_t>(p)] =
+        std::isfinite(phase) && std::isfinite(anchor_) ? anchor_ + phase : recv_[at(p, 0)];
+  }
+
   constexpr double kKeep = 0.5;    // weight of the old factor
   constexpr double kDrift = 0.98;  // per round, unused factors move towards 1
   int updated = -1;
   if (ran_.algo >= 0 && ran_.predicted > 0) {
     double sum = 0;
-    for (std::size_t p = 0; p < static_cast<std::size_t>(size_); ++p) sum += recv_[2 * p + 1];
+    for (int p = 0; p < size_; ++p) sum += recv_[at(p, 1)];
     const double measured = sum / size_;
     if (measured > 0 && std::isfinite(measured)) {
       updated = ran_.coll * 64 + ran_.algo;
@@ -78,8 +99,7 @@ void Predictor::round_complete() {
 
 RoundResult Predictor::result() const {
   RoundResult r;
-  r.arrival.resize(static_cast<std::size_t>(size_));
-  for (std::size_t p = 0; p < r.arrival.size(); ++p) r.arrival[p] = recv_[2 * p];
+  r.arrival = arrival_;
   r.corrections = corrections_;
   return r;
 }
@@ -88,14 +108,14 @@ std::optional<RoundResult> Predictor::on_entry(std::uint64_t seq, double arrival
   std::lock_guard<std::mutex> lock(mu_);
   my_prediction_ = kNaN;
   if (!round_open_ || round_seq_ != seq) return std::nullopt;
-  publish(arrival);  // edge mode without an edge: the actual arrival
-  my_prediction_ = value_[0];
+  publish(arrival, kNaN);  // edge mode without an edge: the actual arrival
   if (!recv_done_) {
     PMPI_Waitall(size_, recv_reqs_.data(), MPI_STATUSES_IGNORE);
     recv_done_ = true;
     round_complete();
   }
   round_open_ = false;
+  my_prediction_ = arrival_[static_cast<std::size_t>(rank_)];
   if (!vector_valid()) return std::nullopt;
   return result();
 }
@@ -105,7 +125,7 @@ void Predictor::on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& 
   std::lock_guard<std::mutex> lock(mu_);
   last_elapsed_ = exit - arrival;
   ran_ = ran;
-  history_.on_call(site, arrival, exit);
+  history_.on_call(site, arrival, exit, anchor_seq_ == seq ? anchor_ : kNaN);
   shape_by_site_[site] = shape;
   const auto next = history_.expected_next_site();
   auto it = next ? shape_by_site_.find(*next) : shape_by_site_.end();
@@ -114,7 +134,8 @@ void Predictor::on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& 
   post_round(seq + 1);
   if (mode_ == PredictorMode::Sma) {
     const auto p = history_.predict_next_arrival();
-    publish(p ? *p : kNaN);
+    const auto phase = history_.anchored_phase_next();
+    publish(p ? *p : kNaN, phase ? *phase : kNaN);
   }
 }
 
@@ -123,7 +144,7 @@ void Predictor::on_edge(double t, double fraction) {
   if (mode_ != PredictorMode::Edge || !round_open_ || sent_ || !history_.has_exit()) return;
   if (!(fraction > 0.0) || fraction > 1.0) return;
   const double elapsed = t - history_.last_exit();
-  publish(t + elapsed * (1.0 - fraction) / fraction);
+  publish(t + elapsed * (1.0 - fraction) / fraction, kNaN);
 }
 
 bool Predictor::waiting() const {
@@ -161,13 +182,13 @@ std::optional<Precomputed> Predictor::take_precomputed(std::uint64_t seq) {
 
 void Predictor::publish_final() {
   std::lock_guard<std::mutex> lock(mu_);
-  publish(kNaN);
+  publish(kNaN, kNaN);
 }
 
 void Predictor::finish() {
   std::lock_guard<std::mutex> lock(mu_);
   if (round_open_) {
-    publish(kNaN);
+    publish(kNaN, kNaN);
     if (!recv_done_) PMPI_Waitall(size_, recv_reqs_.data(), MPI_STATUSES_IGNORE);
     round_open_ = false;
     recv_done_ = true;

@@ -18,6 +18,12 @@
 // of those sends, never later than the latest arrival at call r.  The very
 // first call has no round (no rank posts one), identically on every rank.
 //
+// Anchored phases (predictor/history.h).  Each message also carries the
+// rank's exit from the previous call and, when its anchored history is the
+// steadier one, its phase from the anchor instead of a prediction from its
+// own exit.  The anchor, the latest of those exits, is the same on every
+// rank once the round is complete, and so is the vector built from it.
+//
 // Measured costs.  Each rank's message also carries how long it spent in
 // the previous call (exit - arrival).  When a round completes, every rank
 // holds the same vector of those times, so the mean elapsed time of the
@@ -120,7 +126,7 @@ class Predictor {
 
  private:
   void post_round(std::uint64_t seq);
-  void publish(double value);
+  void publish(double value, double anchored_phase);
   bool vector_valid() const;
   void round_complete();  // updates the corrections (once per round)
   RoundResult result() const;
@@ -136,12 +142,15 @@ class Predictor {
   bool recv_done_ = false;    // ... and complete
   bool sent_ = false;         // this rank's value of that round sent
   std::uint64_t round_seq_ = 0;
-  double value_[2] = {0, 0};  // this rank's message: prediction, last elapsed
+  double value_[4] = {0, 0, 0, 0};  // this rank's message (predictor.cpp: kWords)
   double last_elapsed_ = 0;
   double my_prediction_;
   RanDecision ran_;           // what ran in the call before the open round
   Corrections corrections_;
-  std::vector<double> recv_;  // 2 per rank
+  std::vector<double> recv_;  // kWords per rank
+  std::vector<double> arrival_;  // of the last complete round
+  double anchor_ = 0;            // ... its anchor (NaN: none)
+  std::uint64_t anchor_seq_ = ~0ull;
   std::vector<MPI_Request> recv_reqs_, send_reqs_;
   Precomputed pre_;
 };

@@ -198,6 +198,8 @@ SelectInput select_input(const CallShape& shape, int nprocs, const std::vector<d
   in.cost = rt.cal.cost;
   in.commutative = shape.commutative;
   in.clv_segments = rt.cfg.clv_segments;
+  constexpr long kNetworkTreeSegment = 32768;  // below the eager limit of Open MPI's TCP (64 KiB)
+  in.tree_segsize = rt.cfg.tree_segsize >= 0 ? rt.cfg.tree_segsize : rt.multi_node ? kNetworkTreeSegment : 0;
   in.correction = corrections;
   return in;
 }

@@ -229,6 +229,17 @@ void on_init(int granted, bool asked_multiple) {
   PMPI_Comm_dup(MPI_COMM_WORLD, &rt.world_priv);
   PMPI_Comm_dup(MPI_COMM_SELF, &rt.self_priv);
   validate_across_ranks(rt, parse_error);
+  {
+    // Several nodes: no node holds every rank (the same answer on every rank).
+    MPI_Comm node;
+    int node_size = rt.world_size;
+    PMPI_Comm_split_type(rt.world_priv, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (node != MPI_COMM_NULL) {
+      PMPI_Comm_size(node, &node_size);
+      PMPI_Comm_free(&node);
+    }
+    rt.multi_node = node_size < rt.world_size;
+  }
   g_clock_offset_s = 1e-6 * rt.cfg.clock_offset_us;
   if (!rt.cfg.disable) rt.cal = calibrate(rt.world_priv, rt.world_rank, rt.world_size);
   rt.t_init = common_now();

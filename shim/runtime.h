@@ -23,6 +23,7 @@ struct Runtime {
   int thread_level = MPI_THREAD_SINGLE;  // what MPI granted
   bool asked_multiple = false;           // the shim asked for MPI_THREAD_MULTIPLE
   std::string thread_mode;               // for the report
+  bool multi_node = false;               // MPI_COMM_WORLD spans several nodes
 };
 
 // Thread level to ask MPI for, given the application's request: the shim

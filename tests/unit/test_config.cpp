@@ -80,6 +80,19 @@ TEST(Config, IntegerRangeInMessage) {
   EXPECT_NE(e.find("from 1 to 1000"), std::string::npos) << e;
 }
 
+// An integer parameter that also takes a word: the word, any integer in
+// range, and nothing else.
+TEST(Config, TreeSegmentSizeTakesAutoOrBytes) {
+  EXPECT_EQ(parse({}).tree_segsize, -1);
+  EXPECT_EQ(parse({{"PAPSHIM_TREE_SEGSIZE", "AUTO"}}).tree_segsize, -1);
+  EXPECT_EQ(parse({{"PAPSHIM_TREE_SEGSIZE", "0"}}).tree_segsize, 0);
+  EXPECT_EQ(parse({{"PAPSHIM_TREE_SEGSIZE", "65536"}}).tree_segsize, 65536);
+  for (const char* bad : {"automatic", "-1", "32k", ""}) {
+    const std::string e = error_of({{"PAPSHIM_TREE_SEGSIZE", bad}});
+    EXPECT_NE(e.find("accepted values: auto, or an integer from 0 to 1073741824"), std::string::npos) << e;
+  }
+}
+
 TEST(Config, HelpListsEveryPublicParameter) {
   const std::string help = describe_params();
   for (const auto& spec : param_specs())

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "algorithms/selector.h"
@@ -61,6 +62,52 @@ TEST(PhaseHistory, FollowsAChangeWithinTheWindow) {
   EXPECT_NEAR(*h.predict_next_arrival() - t, 0.050, 1e-12);
 }
 
+// A rank that leaves early on every other call (a leaf of a reduce tree,
+// then its root) and starts computing when the last rank has left: its own
+// phases alternate, the phases from the anchor do not.
+TEST(PhaseHistory, AnchoredPhaseWhenItIsTheSteadierOne) {
+  PhaseHistory h(2);
+  double anchor = 0;
+  for (int i = 0; i < 10; ++i) {
+    const double arrival = anchor + 0.030;            // compute 30 ms after the last exit
+    const double exit = arrival + (i % 2 ? 0.005 : 0.080);  // leaf or root
+    h.on_call(1, arrival, exit, i == 0 ? NAN : anchor);
+    anchor = arrival + 0.080;                         // the latest exit of the call
+  }
+  ASSERT_TRUE(h.anchored_phase_next());
+  EXPECT_NEAR(*h.anchored_phase_next(), 0.030, 1e-12);
+  // The own-exit estimate is off by half the alternation.
+  EXPECT_GT(std::abs(*h.predict_next_arrival() - (anchor + 0.030)), 0.03);
+}
+
+TEST(PhaseHistory, OwnPhaseWhenItIsTheSteadierOne) {
+  PhaseHistory h(2);
+  double t = 0;
+  for (int i = 0; i < 10; ++i) {
+    const double arrival = t + 0.030;
+    const double anchor = t - (i % 2 ? 0.001 : 0.050);  // others leave at scattered times
+    t = arrival + 0.005;
+    h.on_call(1, arrival, t, i == 0 ? NAN : anchor);
+  }
+  EXPECT_FALSE(h.anchored_phase_next());
+  EXPECT_NEAR(*h.predict_next_arrival() - t, 0.030, 1e-12);
+}
+
+TEST(PhaseHistory, NoAnchoredPhaseBeforeThreeSamples) {
+  PhaseHistory h(2);
+  // Arrivals 0.1 s after the anchor; own exits alternate, so the anchored
+  // history is the steadier one once it has three samples.
+  auto call = [&](int k) {
+    const double arrival = 0.2 * k;
+    h.on_call(1, arrival, arrival + (k % 2 ? 0.01 : 0.09), k == 0 ? NAN : arrival - 0.1);
+  };
+  for (int k = 0; k < 3; ++k) call(k);
+  EXPECT_FALSE(h.anchored_phase_next());  // two anchored samples
+  call(3);
+  ASSERT_TRUE(h.anchored_phase_next());
+  EXPECT_NEAR(*h.anchored_phase_next(), 0.1, 1e-12);
+}
+
 SelectInput one_late(Collective c, double delay_s, std::size_t count = 1 << 20) {
   SelectInput in;
   in.coll = c;
@@ -90,6 +137,24 @@ TEST(Selector, LateRankPicksArrivalAwareAllreduce) {
 TEST(Selector, LateRankPicksClairvoyantReduce) {
   const Selection s = select_algorithm(one_late(Collective::Reduce, 0.020));
   EXPECT_EQ(s.pick, Algo::Clairvoyant) << format_selection(s);
+}
+
+// Reduce trees are cut into PAPSHIM_TREE_SEGSIZE-byte segments, at most
+// 4096, and into P segments when it is 0.
+TEST(Selector, TreeSegmentsFollowTheSegmentSize) {
+  SelectInput in = one_late(Collective::Reduce, 0.020);  // 4 MiB
+  EXPECT_EQ(schedule_params_for(Algo::SortedBinomial, in).nseg, 128);
+  EXPECT_EQ(schedule_params_for(Algo::Binomial, in).nseg, 128);
+  in.tree_segsize = 100000;
+  EXPECT_EQ(schedule_params_for(Algo::Binomial, in).nseg, 42);
+  in.tree_segsize = 1;
+  EXPECT_EQ(schedule_params_for(Algo::Binomial, in).nseg, 4096);
+  in.tree_segsize = 0;
+  EXPECT_EQ(schedule_params_for(Algo::SortedBinomial, in).nseg, 8);
+  EXPECT_EQ(schedule_params_for(Algo::Clairvoyant, in).nseg, 8);
+  in.count = 3;
+  in.tree_segsize = 4;
+  EXPECT_EQ(build_schedule(Algo::SortedBinomial, schedule_params_for(Algo::SortedBinomial, in)).schedule->nseg, 3);
 }
 
 TEST(Selector, NonCommutativeStaysNative) {
