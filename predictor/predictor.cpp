@@ -10,11 +10,17 @@ namespace {
 constexpr int kTagBase = 100;
 int round_tag(std::uint64_t seq) { return kTagBase + static_cast<int>(seq % 16384); }
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-// One rank's message: [prediction from its own exit, elapsed time in the
-// previous call, exit from the previous call, phase from the anchor or NaN].
-constexpr int kWords = 4;
+constexpr int kWords = kRoundWords;
 constexpr std::size_t at(int rank, int word) { return static_cast<std::size_t>(rank) * kWords + word; }
 }  // namespace
+
+double predicted_arrival(const double* msg, double anchor) {
+  const double own = msg[0], phase = msg[3], edge_t = msg[4], edge_f = msg[5];
+  if (std::isfinite(anchor) && std::isfinite(edge_f) && edge_f > 0 && edge_t > anchor)
+    return anchor + (edge_t - anchor) / edge_f;  // the phase began at the anchor
+  if (std::isfinite(anchor) && std::isfinite(phase)) return anchor + phase;
+  return own;
+}
 
 Predictor::Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode)
     : xchg_(xchg),
@@ -40,12 +46,14 @@ void Predictor::post_round(std::uint64_t seq) {
                  &recv_reqs_[static_cast<std::size_t>(p)]);
 }
 
-void Predictor::publish(double value, double anchored_phase) {
+void Predictor::publish(double value, double anchored_phase, double edge_time, double edge_fraction) {
   if (!round_open_ || sent_) return;
   value_[0] = value;
   value_[1] = last_elapsed_;
   value_[2] = history_.has_exit() ? history_.last_exit() : kNaN;
   value_[3] = anchored_phase;
+  value_[4] = edge_time;
+  value_[5] = edge_fraction;
   std::copy(value_, value_ + kWords, &recv_[at(rank_, 0)]);
   for (int p = 0; p < size_; ++p)
     if (p != rank_)
@@ -70,11 +78,7 @@ void Predictor::round_complete() {
   anchor_ = std::isfinite(anchor) ? anchor : kNaN;
   anchor_seq_ = round_seq_;
   arrival_.resize(static_cast<std::size_t>(size_));
-  for (int p = 0; p < size_; ++p) {
-    const double phase = recv_[at(p, 3)];
-    arrival_[static_cast<std::size_t>(p)] =
-        std::isfinite(phase) && std::isfinite(anchor_) ? anchor_ + phase : recv_[at(p, 0)];
-  }
+  for (int p = 0; p < size_; ++p) arrival_[static_cast<std::size_t>(p)] = predicted_arrival(&recv_[at(p, 0)], anchor_);
 
   constexpr double kKeep = 0.5;    // weight of the old factor
   constexpr double kDrift = 0.98;  // per round, unused factors move towards 1
@@ -108,7 +112,7 @@ std::optional<RoundResult> Predictor::on_entry(std::uint64_t seq, double arrival
   std::lock_guard<std::mutex> lock(mu_);
   my_prediction_ = kNaN;
   if (!round_open_ || round_seq_ != seq) return std::nullopt;
-  publish(arrival, kNaN);  // edge mode without an edge: the actual arrival
+  publish(arrival);  // edge mode without an edge: the actual arrival
   if (!recv_done_) {
     PMPI_Waitall(size_, recv_reqs_.data(), MPI_STATUSES_IGNORE);
     recv_done_ = true;
@@ -144,7 +148,11 @@ void Predictor::on_edge(double t, double fraction) {
   if (mode_ != PredictorMode::Edge || !round_open_ || sent_ || !history_.has_exit()) return;
   if (!(fraction > 0.0) || fraction > 1.0) return;
   const double elapsed = t - history_.last_exit();
-  publish(t + elapsed * (1.0 - fraction) / fraction, kNaN);
+  // Measured from this rank's own exit; where the anchored phases have been
+  // the steadier ones, also the edge itself, to be measured from the anchor
+  // once the round has it.
+  const bool anchored = history_.anchored_phase_next().has_value();
+  publish(t + elapsed * (1.0 - fraction) / fraction, kNaN, anchored ? t : kNaN, anchored ? fraction : kNaN);
 }
 
 bool Predictor::waiting() const {
@@ -182,13 +190,13 @@ std::optional<Precomputed> Predictor::take_precomputed(std::uint64_t seq) {
 
 void Predictor::publish_final() {
   std::lock_guard<std::mutex> lock(mu_);
-  publish(kNaN, kNaN);
+  publish(kNaN);
 }
 
 void Predictor::finish() {
   std::lock_guard<std::mutex> lock(mu_);
   if (round_open_) {
-    publish(kNaN, kNaN);
+    publish(kNaN);
     if (!recv_done_) PMPI_Waitall(size_, recv_reqs_.data(), MPI_STATUSES_IGNORE);
     round_open_ = false;
     recv_done_ = true;

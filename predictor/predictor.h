@@ -20,7 +20,8 @@
 //
 // Anchored phases (predictor/history.h).  Each message also carries the
 // rank's exit from the previous call and, when its anchored history is the
-// steadier one, its phase from the anchor instead of a prediction from its
+// steadier one, its phase from the anchor (SMA) or its edge (time and
+// fraction, extrapolated from the anchor) instead of a prediction from its
 // own exit.  The anchor, the latest of those exits, is the same on every
 // rank once the round is complete, and so is the vector built from it.
 //
@@ -44,6 +45,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -92,6 +94,15 @@ struct Precomputed {
   std::shared_ptr<const void> selection;  // a Selection (algorithms/selector.h)
 };
 
+// One rank's arrival from its round message (kRoundWords doubles: its
+// prediction from its own exit, its elapsed time in the previous call, its
+// exit from it, its phase from the anchor or NaN, the time and fraction of
+// its edge to be measured from the anchor or NaN) and the round's anchor
+// (the latest exit; NaN: unknown).  Edge from the anchor first, then the
+// phase from the anchor, then the own prediction.
+constexpr int kRoundWords = 6;
+double predicted_arrival(const double* msg, double anchor);
+
 class Predictor {
  public:
   Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode);
@@ -126,7 +137,9 @@ class Predictor {
 
  private:
   void post_round(std::uint64_t seq);
-  void publish(double value, double anchored_phase);
+  void publish(double value, double anchored_phase = std::numeric_limits<double>::quiet_NaN(),
+               double edge_time = std::numeric_limits<double>::quiet_NaN(),
+               double edge_fraction = std::numeric_limits<double>::quiet_NaN());
   bool vector_valid() const;
   void round_complete();  // updates the corrections (once per round)
   RoundResult result() const;
@@ -142,7 +155,7 @@ class Predictor {
   bool recv_done_ = false;    // ... and complete
   bool sent_ = false;         // this rank's value of that round sent
   std::uint64_t round_seq_ = 0;
-  double value_[4] = {0, 0, 0, 0};  // this rank's message (predictor.cpp: kWords)
+  double value_[kRoundWords] = {};  // this rank's message
   double last_elapsed_ = 0;
   double my_prediction_;
   RanDecision ran_;           // what ran in the call before the open round

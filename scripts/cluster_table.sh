@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The seeds' regime in one table: 8 emulated hosts at 1 Gbit/s, 1 Mi floats,
-# one host (rank 3) late by DELAY ms, every algorithm of interest and auto
-# against native, in rounds that interleave the algorithms.  Prints the
+# one host (rank 3) late by DELAY ms (and, for reduce, a random host late by
+# up to DELAY ms every iteration with the edge predictor: "rand-late"),
+# every algorithm of interest and auto against native, in rounds that interleave the algorithms.  Prints the
 # median over rounds of papbench's median average elapsed time, the ratio to
 # native and the share of the absorbable time removed,
 # (native - alg) / (native - e_lo), e_lo = (P-1)/P * delay + one transfer.
@@ -14,16 +15,22 @@ mkdir -p "$out"
 csv=$out/runs.csv
 rm -f "$csv"
 scripts/cluster.sh status >/dev/null 2>&1 || scripts/cluster.sh up 8
-run() {  # op algorithm delay round
-  local var=PAPSHIM_${1^^}
-  scripts/cluster.sh run -x LD_PRELOAD="$PWD/build/libpapshim.so" -x "$var=$2" -x PAPSHIM_REPORT=off -- \
-    "$PWD/build/bench/papbench" --op "$1" --count 1M --mode one-late --late-rank 3 --delay-ms "$3" \
-    --iters 12 --warmup 4 --base-ms 5 --progress 0 --csv "$csv" --label "$1/$2/$3/$4" >/dev/null 2>&1
+run() {  # op algorithm delay round [rand]
+  local var=PAPSHIM_${1^^} op=$1 mode=(--mode one-late --late-rank 3) pred=() label=$1
+  if [[ ${5:-} == rand ]]; then
+    # A different host late every iteration: only the edge predictor can
+    # know which one (papbench calls papshim_edge halfway through).
+    mode=(--mode rand-late --edge) pred=(-x PAPSHIM_PREDICTOR=edge) label="$1 rand-late"
+  fi
+  scripts/cluster.sh run -x LD_PRELOAD="$PWD/build/libpapshim.so" -x "$var=$2" "${pred[@]}" -x PAPSHIM_REPORT=off -- \
+    "$PWD/build/bench/papbench" --op "$op" --count 1M "${mode[@]}" --delay-ms "$3" \
+    --iters 12 --warmup 4 --base-ms 5 --progress 0 --csv "$csv" --label "$label/$2/$3/$4" >/dev/null 2>&1
 }
 for ((r = 0; r < rounds; r++)); do
   for d in $delays; do
     for a in native prr slt auto; do run allreduce "$a" "$d" "$r"; done
-    for a in native clairvoyant auto; do run reduce "$a" "$d" "$r"; done
+    for a in native clairvoyant sorted_binomial auto; do run reduce "$a" "$d" "$r"; done
+    for a in native sorted_binomial auto; do run reduce "$a" "$d" "$r" rand; done
     for a in native sparbit auto; do run allgather "$a" "$d" "$r"; done
   done
   echo "round $((r + 1)) of $rounds done" >&2
@@ -35,13 +42,13 @@ med = {}
 for r in rows:
     op, alg, d, _ = r["label"].split("/")
     med.setdefault((op, d, alg), []).append((float(r["median_us"]), float(r["e_lo_us"]), float(r["delta_us"])))
-print("%-10s %6s %-12s %12s %8s %10s" % ("op", "delay", "algorithm", "median ms", "x native", "absorbed"))
+print("%-18s %6s %-16s %12s %8s %10s" % ("op", "delay", "algorithm", "median ms", "x native", "absorbed"))
 for (op, d, alg) in sorted(med, key=lambda k: (k[0], float(k[1]), k[2] != "native", k[2])):
     v = med[(op, d, alg)]
     m = statistics.median(x[0] for x in v) / 1e3
     nat = statistics.median(x[0] for x in med[(op, d, "native")]) / 1e3
     delta = statistics.median(x[2] for x in v) / 1e3
     lo = 7 / 8 * float(d) + delta
-    absorbed = "" if alg == "native" or op == "reduce" or float(d) == 0 else "%9.0f%%" % (100 * (nat - m) / (nat - lo))
-    print("%-10s %6s %-12s %12.1f %8.2f %10s" % (op, d, alg, m, nat / m, absorbed))
+    absorbed = "" if alg == "native" or op.startswith("reduce") or float(d) == 0 else "%9.0f%%" % (100 * (nat - m) / (nat - lo))
+    print("%-18s %6s %-16s %12.1f %8.2f %10s" % (op, d, alg, m, nat / m, absorbed))
 PY

@@ -5,6 +5,7 @@
 
 #include "algorithms/selector.h"
 #include "predictor/history.h"
+#include "predictor/predictor.h"
 
 namespace papshim {
 namespace {
@@ -106,6 +107,20 @@ TEST(PhaseHistory, NoAnchoredPhaseBeforeThreeSamples) {
   call(3);
   ASSERT_TRUE(h.anchored_phase_next());
   EXPECT_NEAR(*h.anchored_phase_next(), 0.1, 1e-12);
+}
+
+TEST(RoundMessage, ArrivalFromAnchorEdgeOrOwnPrediction) {
+  const double nan = NAN;
+  // own prediction, elapsed, exit, anchored phase, edge time, edge fraction
+  const double own[kRoundWords] = {5.0, 0.1, 1.0, nan, nan, nan};
+  EXPECT_EQ(predicted_arrival(own, 2.0), 5.0);
+  const double phase[kRoundWords] = {5.0, 0.1, 1.0, 0.5, nan, nan};
+  EXPECT_EQ(predicted_arrival(phase, 2.0), 2.5);
+  EXPECT_EQ(predicted_arrival(phase, nan), 5.0);  // no anchor: own prediction
+  // Halfway at 2.25 with the phase begun at the anchor 2.0: arrival 2.5.
+  const double edge[kRoundWords] = {5.0, 0.1, 1.0, nan, 2.25, 0.5};
+  EXPECT_DOUBLE_EQ(predicted_arrival(edge, 2.0), 2.5);
+  EXPECT_EQ(predicted_arrival(edge, 2.5), 5.0);  // an edge before the anchor: not from it
 }
 
 SelectInput one_late(Collective c, double delay_s, std::size_t count = 1 << 20) {
