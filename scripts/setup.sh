@@ -3,7 +3,7 @@
 # when something is missing (quick when everything is present).
 set -euo pipefail
 packages=(g++ gfortran cmake make pkg-config binutils iproute2 python3 python3-matplotlib
-          libopenmpi-dev openmpi-bin libunwind-dev libspdlog-dev libboost-dev
+          libopenmpi-dev openmpi-bin libmpich-dev mpich libunwind-dev libspdlog-dev libboost-dev
           libgtest-dev libbenchmark-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -11,21 +11,43 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <string>
+#include <unordered_map>
 
 namespace papshim {
+
+bool in_binding_library(void* pc) {
+  // Return addresses repeat (one per call site), so the answer is cached.
+  thread_local std::unordered_map<void*, bool> known;
+  if (auto it = known.find(pc); it != known.end()) return it->second;
+  bool binding = false;
+  Dl_info info{};
+  if (dladdr(pc, &info) != 0 && info.dli_fname != nullptr) {
+    const char* slash = std::strrchr(info.dli_fname, '/');
+    const std::string base = slash ? slash + 1 : info.dli_fname;
+    for (const char* prefix : {"libmpichfort", "libmpifort", "libmpi_mpifh", "libmpi_usempi", "libmpicxx", "libmpi_cxx"})
+      binding = binding || base.rfind(prefix, 0) == 0;
+  }
+  if (known.size() < 4096) known.emplace(pc, binding);
+  return binding;
+}
 
 CallSite capture_callsite(void* ret, int depth) {
   CallSite c;
   c.pc[0] = ret;
   c.depth = 1;
-  if (depth <= 1) return c;
+  const bool binding = in_binding_library(ret);
+  if (depth <= 1 && !binding) return c;
   void* frames[32];
   const int n = unw_backtrace(frames, 32);
-  for (int i = 0; i < n; ++i) {
-    if (frames[i] != ret) continue;
-    for (int k = i + 1; k < n && c.depth < depth && c.depth < kMaxCallsiteDepth; ++k) c.pc[c.depth++] = frames[k];
-    break;
-  }
+  int i = 0;
+  while (i < n && frames[i] != ret) ++i;
+  if (i == n) return c;
+  // Called through the MPI library's Fortran or C++ binding: the site is the
+  // first frame outside it.
+  while (i + 1 < n && in_binding_library(frames[i])) ++i;
+  c.pc[0] = frames[i];
+  for (int k = i + 1; k < n && c.depth < depth && c.depth < kMaxCallsiteDepth; ++k) c.pc[c.depth++] = frames[k];
   return c;
 }
 

@@ -31,7 +31,10 @@ struct CallSiteHash {
   }
 };
 
-// `ret` is the wrapper's __builtin_return_address(0).
+// `ret` is the wrapper's __builtin_return_address(0).  A call that comes
+// through the MPI library's own Fortran or C++ binding (MPICH's Fortran
+// bindings call the C functions) is keyed by the first frame outside it.
+bool in_binding_library(void* pc);
 CallSite capture_callsite(void* ret, int depth);
 
 // Portable key: "module+0xoffset" per frame, joined by ';'.

@@ -968,6 +968,7 @@ void check_reduce(const ReduceCase& rc, int count, CommInfo& c, int root, Reduce
   fill_values(send.data(), t, count, rc.op, c.rank, salt);
   const GuardedBuf sendCopy(B_SEND_COPY, send);
   g_callDatatype = t.dt;
+  if (std::getenv("COLLCHECK_TRACE")) std::fprintf(stderr, "rank %d: %s\n", c.rank, ck.params.c_str());
   reference_rc(PMPI_Reduce(send.data(), isRoot ? ref.data() : nullptr, count, t.dt, op.op, root, c.comm), ck);
   check_user_ops(ck);
 

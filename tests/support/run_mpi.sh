@@ -14,6 +14,10 @@ if "$launcher" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
   args=(--oversubscribe --mca mpi_yield_when_idle 1 --mca btl self,vader -np "$np")
   for e in "${envs[@]}"; do args+=(-x "$e"); done
 else
+  # MPICH 4.0.2 (Debian 12) crashes in MPI_Reduce with MPI_IN_PLACE at a
+  # nonzero root in its shared-memory device collectives, with or without
+  # papshim; its generic collectives are correct.
+  export MPIR_CVAR_DEVICE_COLLECTIVES=${MPIR_CVAR_DEVICE_COLLECTIVES:-none}
   args=(-n "$np")
   for e in "${envs[@]}"; do args+=(-env "${e%%=*}" "${e#*=}"); done
 fi
