@@ -89,7 +89,9 @@ const char kUsage[] =
     "  --delay-us MAX   largest arrival delay before a call, in microseconds;\n"
     "                   0 disables the delays (default 2000)\n"
     "  --dry-run        print the number of checks of the plan and exit\n"
-    "  --verbose        print one line per sweep\n";
+    "  --verbose        print one line per sweep\n"
+    "environment: COLLCHECK_TRACE=1 prints every reduce case before it runs\n"
+    "(to find the case that crashes an MPI library)\n";
 
 bool parse_long(const std::string& s, long long& out) {
   if (s.empty()) return false;
