@@ -14,12 +14,23 @@ constexpr int kWords = kRoundWords;
 constexpr std::size_t at(int rank, int word) { return static_cast<std::size_t>(rank) * kWords + word; }
 }  // namespace
 
-double predicted_arrival(const double* msg, double anchor) {
+double predicted_arrival(const double* msg, double anchor, bool anchor_edges) {
   const double own = msg[0], phase = msg[3], edge_t = msg[4], edge_f = msg[5];
-  if (std::isfinite(anchor) && std::isfinite(edge_f) && edge_f > 0 && edge_t > anchor)
+  if (anchor_edges && std::isfinite(anchor) && std::isfinite(edge_f) && edge_f > 0 && edge_t > anchor)
     return anchor + (edge_t - anchor) / edge_f;  // the phase began at the anchor
   if (std::isfinite(anchor) && std::isfinite(phase)) return anchor + phase;
   return own;
+}
+
+bool edges_from_anchor(const double* msgs, int nranks) {
+  int edges = 0, votes = 0;
+  for (int p = 0; p < nranks; ++p) {
+    const double* m = msgs + static_cast<std::size_t>(p) * kRoundWords;
+    if (!std::isfinite(m[5])) continue;
+    ++edges;
+    if (m[6] == 1.0) ++votes;
+  }
+  return 2 * votes > edges;
 }
 
 Predictor::Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode)
@@ -48,6 +59,7 @@ void Predictor::post_round(std::uint64_t seq) {
 
 void Predictor::publish(double value, double anchored_phase, double edge_time, double edge_fraction) {
   if (!round_open_ || sent_) return;
+  value_[6] = history_.anchored_phase_next() ? 1.0 : 0.0;
   value_[0] = value;
   value_[1] = last_elapsed_;
   value_[2] = history_.has_exit() ? history_.last_exit() : kNaN;
@@ -78,7 +90,9 @@ void Predictor::round_complete() {
   anchor_ = std::isfinite(anchor) ? anchor : kNaN;
   anchor_seq_ = round_seq_;
   arrival_.resize(static_cast<std::size_t>(size_));
-  for (int p = 0; p < size_; ++p) arrival_[static_cast<std::size_t>(p)] = predicted_arrival(&recv_[at(p, 0)], anchor_);
+  const bool anchor_edges = edges_from_anchor(recv_.data(), size_);
+  for (int p = 0; p < size_; ++p)
+    arrival_[static_cast<std::size_t>(p)] = predicted_arrival(&recv_[at(p, 0)], anchor_, anchor_edges);
 
   constexpr double kKeep = 0.5;    // weight of the old factor
   constexpr double kDrift = 0.98;  // per round, unused factors move towards 1
@@ -148,11 +162,9 @@ void Predictor::on_edge(double t, double fraction) {
   if (mode_ != PredictorMode::Edge || !round_open_ || sent_ || !history_.has_exit()) return;
   if (!(fraction > 0.0) || fraction > 1.0) return;
   const double elapsed = t - history_.last_exit();
-  // Measured from this rank's own exit; where the anchored phases have been
-  // the steadier ones, also the edge itself, to be measured from the anchor
-  // once the round has it.
-  const bool anchored = history_.anchored_phase_next().has_value();
-  publish(t + elapsed * (1.0 - fraction) / fraction, kNaN, anchored ? t : kNaN, anchored ? fraction : kNaN);
+  // Measured from this rank's own exit, and the edge itself, to be measured
+  // from the anchor once the round has it if most ranks prefer that.
+  publish(t + elapsed * (1.0 - fraction) / fraction, kNaN, t, fraction);
 }
 
 bool Predictor::waiting() const {

@@ -20,9 +20,9 @@
 //
 // Anchored phases (predictor/history.h).  Each message also carries the
 // rank's exit from the previous call and, when its anchored history is the
-// steadier one, its phase from the anchor (SMA) or its edge (time and
-// fraction, extrapolated from the anchor) instead of a prediction from its
-// own exit.  The anchor, the latest of those exits, is the same on every
+// steadier one, its phase from the anchor (SMA) instead of a prediction
+// from its own exit; edges are extrapolated from the anchor when most ranks
+// prefer it (predicted_arrival below).  The anchor, the latest of those exits, is the same on every
 // rank once the round is complete, and so is the vector built from it.
 //
 // Measured costs.  Each rank's message also carries how long it spent in
@@ -97,11 +97,23 @@ struct Precomputed {
 // One rank's arrival from its round message (kRoundWords doubles: its
 // prediction from its own exit, its elapsed time in the previous call, its
 // exit from it, its phase from the anchor or NaN, the time and fraction of
-// its edge to be measured from the anchor or NaN) and the round's anchor
-// (the latest exit; NaN: unknown).  Edge from the anchor first, then the
-// phase from the anchor, then the own prediction.
-constexpr int kRoundWords = 6;
-double predicted_arrival(const double* msg, double anchor);
+// its edge or NaN, 1 if it found its anchored phases the steadier ones) and
+// the round's anchor (the latest exit; NaN: unknown).  With `anchor_edges`
+// an edge is extrapolated from the anchor; otherwise the phase from the
+// anchor is used when there is one, else the own prediction.
+//
+// Edges are extrapolated from one start for all ranks, decided by the
+// majority of the ranks that sent an edge: a phase that really began after
+// both (a barrier after the call) biases either start, and mixing them
+// would turn the different biases into a spread nobody has.  The SMA
+// estimates measure whole phases and carry no such bias, so each rank's
+// own choice stands.
+constexpr int kRoundWords = 7;
+double predicted_arrival(const double* msg, double anchor, bool anchor_edges);
+// Whether the round's edges are extrapolated from the anchor: most of the
+// ranks that sent an edge prefer their anchored phases.  `msgs` holds
+// `nranks` messages.
+bool edges_from_anchor(const double* msgs, int nranks);
 
 class Predictor {
  public:

@@ -111,16 +111,33 @@ TEST(PhaseHistory, NoAnchoredPhaseBeforeThreeSamples) {
 
 TEST(RoundMessage, ArrivalFromAnchorEdgeOrOwnPrediction) {
   const double nan = NAN;
-  // own prediction, elapsed, exit, anchored phase, edge time, edge fraction
-  const double own[kRoundWords] = {5.0, 0.1, 1.0, nan, nan, nan};
-  EXPECT_EQ(predicted_arrival(own, 2.0), 5.0);
-  const double phase[kRoundWords] = {5.0, 0.1, 1.0, 0.5, nan, nan};
-  EXPECT_EQ(predicted_arrival(phase, 2.0), 2.5);
-  EXPECT_EQ(predicted_arrival(phase, nan), 5.0);  // no anchor: own prediction
+  // own prediction, elapsed, exit, anchored phase, edge time, edge fraction, vote
+  const double own[kRoundWords] = {5.0, 0.1, 1.0, nan, nan, nan, 0};
+  EXPECT_EQ(predicted_arrival(own, 2.0, true), 5.0);
+  const double phase[kRoundWords] = {5.0, 0.1, 1.0, 0.5, nan, nan, 1};
+  EXPECT_EQ(predicted_arrival(phase, 2.0, false), 2.5);
+  EXPECT_EQ(predicted_arrival(phase, nan, false), 5.0);  // no anchor: own prediction
   // Halfway at 2.25 with the phase begun at the anchor 2.0: arrival 2.5.
-  const double edge[kRoundWords] = {5.0, 0.1, 1.0, nan, 2.25, 0.5};
-  EXPECT_DOUBLE_EQ(predicted_arrival(edge, 2.0), 2.5);
-  EXPECT_EQ(predicted_arrival(edge, 2.5), 5.0);  // an edge before the anchor: not from it
+  const double edge[kRoundWords] = {5.0, 0.1, 1.0, nan, 2.25, 0.5, 1};
+  EXPECT_DOUBLE_EQ(predicted_arrival(edge, 2.0, true), 2.5);
+  EXPECT_EQ(predicted_arrival(edge, 2.0, false), 5.0);  // the round extrapolates from own exits
+  EXPECT_EQ(predicted_arrival(edge, 2.5, true), 5.0);   // an edge before the anchor: not from it
+}
+
+TEST(RoundMessage, EdgesFromTheAnchorByMajorityOfEdgeSenders) {
+  const double nan = NAN;
+  std::vector<double> msgs;
+  auto add = [&](double edge_f, double vote) {
+    const double m[kRoundWords] = {1.0, 0.1, 1.0, nan, 2.0, edge_f, vote};
+    msgs.insert(msgs.end(), m, m + kRoundWords);
+  };
+  add(0.5, 1);
+  add(0.5, 0);
+  EXPECT_FALSE(edges_from_anchor(msgs.data(), 2));  // a tie keeps the own exits
+  add(nan, 0);  // no edge: no vote
+  add(0.5, 1);
+  EXPECT_TRUE(edges_from_anchor(msgs.data(), 4));
+  EXPECT_FALSE(edges_from_anchor(msgs.data(), 0));
 }
 
 SelectInput one_late(Collective c, double delay_s, std::size_t count = 1 << 20) {
@@ -170,6 +187,24 @@ TEST(Selector, TreeSegmentsFollowTheSegmentSize) {
   in.count = 3;
   in.tree_segsize = 4;
   EXPECT_EQ(build_schedule(Algo::SortedBinomial, schedule_params_for(Algo::SortedBinomial, in)).schedule->nseg, 3);
+}
+
+// Native's measured correction carries over to the untried sorted binomial
+// tree (for reduce), and not to the other candidates.
+TEST(Selector, SortedBinomialStartsFromNativeCorrection) {
+  SelectInput in = one_late(Collective::Reduce, 0.020);
+  in.correction[static_cast<int>(Collective::Reduce) * 64 + static_cast<int>(Algo::Native)] = 0.5;
+  const Selection s = select_algorithm(in);
+  for (const auto& c : s.table) {
+    const double expected = c.algo == Algo::SortedBinomial || c.native_model ? 0.5 : 1.0;
+    EXPECT_EQ(c.correction, expected) << algo_info(c.algo).name;
+  }
+  in.correction[static_cast<int>(Collective::Reduce) * 64 + static_cast<int>(Algo::SortedBinomial)] = 0.8;
+  for (const auto& c : select_algorithm(in).table) {
+    if (c.algo == Algo::SortedBinomial) {
+      EXPECT_EQ(c.correction, 0.8);
+    }
+  }
 }
 
 TEST(Selector, NonCommutativeStaysNative) {
