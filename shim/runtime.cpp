@@ -229,7 +229,7 @@ void on_init(int granted, bool asked_multiple) {
   PMPI_Comm_dup(MPI_COMM_WORLD, &rt.world_priv);
   PMPI_Comm_dup(MPI_COMM_SELF, &rt.self_priv);
   validate_across_ranks(rt, parse_error);
-  {
+  if (!rt.cfg.disable) {
     // Several nodes: no node holds every rank (the same answer on every rank).
     MPI_Comm node;
     int node_size = rt.world_size;
