@@ -17,9 +17,17 @@
 namespace papshim {
 
 bool in_binding_library(void* pc) {
-  // Return addresses repeat (one per call site), so the answer is cached.
+  // Return addresses repeat (one per call site), so the answer is cached;
+  // the last one first, as loops call the same site again and again.
+  thread_local void* last_pc = nullptr;
+  thread_local bool last_answer = false;
+  if (pc == last_pc) return last_answer;
   thread_local std::unordered_map<void*, bool> known;
-  if (auto it = known.find(pc); it != known.end()) return it->second;
+  if (auto it = known.find(pc); it != known.end()) {
+    last_pc = pc;
+    last_answer = it->second;
+    return last_answer;
+  }
   bool binding = false;
   Dl_info info{};
   if (dladdr(pc, &info) != 0 && info.dli_fname != nullptr) {
@@ -29,6 +37,8 @@ bool in_binding_library(void* pc) {
       binding = binding || base.rfind(prefix, 0) == 0;
   }
   if (known.size() < 4096) known.emplace(pc, binding);
+  last_pc = pc;
+  last_answer = binding;
   return binding;
 }
 
