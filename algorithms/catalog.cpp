@@ -7,6 +7,7 @@
 #include "algorithms/allgather_baselines.h"
 #include "algorithms/binomial_reduce.h"
 #include "algorithms/clairvoyant.h"
+#include "algorithms/direct_allreduce.h"
 #include "algorithms/prr.h"
 #include "algorithms/rabenseifner.h"
 #include "algorithms/ring_allreduce.h"
@@ -16,12 +17,13 @@
 namespace papshim {
 
 namespace {
-constexpr std::array<AlgoInfo, 13> kAlgos = {{
+constexpr std::array<AlgoInfo, 14> kAlgos = {{
     {Algo::Native, "native", Collective::Allreduce, false},
     {Algo::Prr, "prr", Collective::Allreduce, true},
     {Algo::Slt, "slt", Collective::Allreduce, true},
     {Algo::RingAllreduce, "ring", Collective::Allreduce, true},
     {Algo::Rabenseifner, "rabenseifner", Collective::Allreduce, true},
+    {Algo::DirectAllreduce, "direct", Collective::Allreduce, true},
     {Algo::Clairvoyant, "clairvoyant", Collective::Reduce, true},
     {Algo::ClairvoyantLinear, "clairvoyant_linear", Collective::Reduce, true},
     {Algo::Binomial, "binomial", Collective::Reduce, true},
@@ -55,6 +57,7 @@ BuildResult build_schedule(Algo a, const ScheduleParams& p) {
     case Algo::Slt: r.schedule = build_slt(p); break;
     case Algo::RingAllreduce: r.schedule = build_ring_allreduce(p); break;
     case Algo::Rabenseifner: r.schedule = build_rabenseifner(p); break;
+    case Algo::DirectAllreduce: r.schedule = build_direct_allreduce(p); break;
     case Algo::Clairvoyant: r.schedule = build_clairvoyant(p); break;
     case Algo::ClairvoyantLinear: r.schedule = build_clairvoyant_linear(p); break;
     case Algo::Binomial: r.schedule = build_binomial_reduce(p); break;

@@ -15,6 +15,7 @@ enum class Algo {
   Prr, Slt, RingAllreduce, Rabenseifner,                 // allreduce
   Clairvoyant, ClairvoyantLinear, Binomial, SortedBinomial,  // reduce
   Sparbit, RingAllgather, Bruck, RecursiveDoubling,      // allgather
+  DirectAllreduce,                                       // allreduce (appended: values are keys)
 };
 
 struct AlgoInfo {
@@ -35,7 +36,8 @@ struct BuildResult {
 };
 
 // Builds the full schedule (every rank's program).  p.nseg is a hint that the
-// generators may override (PRR/SLT/ring use P segments, allgather P blocks).
+// generators may override (PRR/SLT/ring/direct use P segments, allgather P
+// blocks).
 BuildResult build_schedule(Algo a, const ScheduleParams& p);
 
 }  // namespace papshim

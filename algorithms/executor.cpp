@@ -23,16 +23,35 @@
 // The loop posts every startable step, then blocks in PMPI_Waitsome and
 // handles what completed.  A RecvReduce posts its receive into a temporary at
 // once; only the combine waits for the dependencies.
+//
+// Errors.  A step that fails (a post, a completion, a combine) is counted as
+// done and the schedule goes on: every message the peers expect is still
+// sent and every message they send is still received, so the communicator
+// is clean when the call returns the first error.  Only when the wait itself
+// fails are the posted receives cancelled and the sends left to complete on
+// their own (PMPI_Request_free).
+//
+// Memory.  Temporaries come from one scratch area per thread, kept between
+// calls (fresh segment-sized allocations would cost an mmap, page faults and
+// a munmap per segment on every call) but released after a call that needed
+// more than kScratchKeep bytes, so a single huge call does not pin its
+// temporaries for the rest of the run.
 #include "algorithms/executor.h"
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <vector>
 
 namespace papshim {
 
 namespace {
+
+constexpr std::size_t kScratchKeep = std::size_t{32} << 20;  // bytes kept between calls
+constexpr std::size_t kCopyChunk = std::size_t{1} << 26;     // bytes per packed chunk of a typed copy
 
 struct TypeInfo {
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
@@ -53,17 +72,18 @@ std::size_t bytes_for(const TypeInfo& ti, std::size_t n) {
   return n == 0 ? 0 : static_cast<std::size_t>(ti.true_extent) + (n - 1) * static_cast<std::size_t>(ti.extent);
 }
 
-// Scratch memory of this thread, kept between calls: fresh allocations of
-// segment-sized temporaries would cost an mmap, page faults and a munmap
-// per segment on every call.  One call carves all its temporaries from it.
 class Scratch {
  public:
-  void reserve(std::size_t bytes) {
-    if (bytes > size_) {
-      mem_.reset(new char[bytes]);
-      size_ = bytes;
-    }
+  // False when the memory cannot be had (nothing is thrown).
+  bool reserve(std::size_t bytes) {
     used_ = 0;
+    if (bytes <= size_) return true;
+    mem_.reset();
+    size_ = 0;
+    mem_.reset(new (std::nothrow) char[bytes]);
+    if (!mem_) return false;
+    size_ = bytes;
+    return true;
   }
   // n elements of a type, addressed like a user buffer (base - true_lb).
   std::uintptr_t take(const TypeInfo& ti, std::size_t n) {
@@ -71,6 +91,12 @@ class Scratch {
     const std::uintptr_t at_ptr = reinterpret_cast<std::uintptr_t>(mem_.get()) + used_;
     used_ += bytes;
     return at_ptr - static_cast<std::uintptr_t>(ti.true_lb);
+  }
+  void trim() {
+    if (size_ > kScratchKeep) {
+      mem_.reset();
+      size_ = 0;
+    }
   }
 
  private:
@@ -84,18 +110,49 @@ void* at(std::uintptr_t base, std::size_t first, const TypeInfo& ti) {
   return reinterpret_cast<void*>(base + first * static_cast<std::uintptr_t>(ti.extent));
 }
 
-// dst <- src, n elements of type t (typed copy through a private self
-// communicator unless the type is plain bytes).
-int local_copy(const void* src, int scount, MPI_Datatype stype, void* dst, int dcount, MPI_Datatype dtype,
-               MPI_Comm self) {
-  if (stype == dtype) {
+// dst <- src through MPI_Pack / MPI_Unpack (no message, nothing shared with
+// other threads), in chunks of whole elements when both sides have the
+// same type.
+int packed_copy(const void* src, int scount, MPI_Datatype stype, void* dst, int dcount, MPI_Datatype dtype) {
+  const TypeInfo si = type_info(stype);
+  const std::size_t total = static_cast<std::size_t>(si.size) * static_cast<std::size_t>(scount);
+  std::size_t chunk = static_cast<std::size_t>(scount);  // elements per pack
+  if (total > kCopyChunk) {
+    if (stype == dtype && scount == dcount)
+      chunk = std::max<std::size_t>(1, kCopyChunk / static_cast<std::size_t>(si.size));
+    else if (total > INT_MAX)
+      return MPI_ERR_COUNT;  // dispatch keeps such calls native
+  }
+  int cap = 0;
+  int rc = PMPI_Pack_size(static_cast<int>(chunk), stype, MPI_COMM_SELF, &cap);
+  if (rc != MPI_SUCCESS) return rc;
+  std::unique_ptr<char[]> packed(new (std::nothrow) char[static_cast<std::size_t>(cap) + 1]);
+  if (!packed) return MPI_ERR_NO_MEM;
+  const auto sbase = reinterpret_cast<std::uintptr_t>(src);
+  const auto dbase = reinterpret_cast<std::uintptr_t>(dst);
+  const TypeInfo di = stype == dtype ? si : type_info(dtype);
+  for (std::size_t first = 0; first < static_cast<std::size_t>(scount) && rc == MPI_SUCCESS; first += chunk) {
+    const std::size_t n = std::min(chunk, static_cast<std::size_t>(scount) - first);
+    const int dn = stype == dtype ? static_cast<int>(n) : dcount;
+    int pos = 0, upos = 0;
+    rc = PMPI_Pack(at(sbase, first, si), static_cast<int>(n), stype, packed.get(), cap, &pos, MPI_COMM_SELF);
+    if (rc == MPI_SUCCESS)
+      rc = PMPI_Unpack(packed.get(), pos, &upos, at(dbase, first, di), dn, dtype, MPI_COMM_SELF);
+  }
+  return rc;
+}
+
+// dst <- src, a typed local copy.
+int local_copy(const void* src, int scount, MPI_Datatype stype, void* dst, int dcount, MPI_Datatype dtype) {
+  if (scount == 0) return MPI_SUCCESS;
+  if (stype == dtype && scount == dcount) {
     const TypeInfo ti = type_info(stype);
     if (ti.plain) {
-      if (scount > 0) std::memmove(dst, src, static_cast<std::size_t>(scount) * static_cast<std::size_t>(ti.size));
+      std::memmove(dst, src, static_cast<std::size_t>(scount) * static_cast<std::size_t>(ti.size));
       return MPI_SUCCESS;
     }
   }
-  return PMPI_Sendrecv(src, scount, stype, 0, 0, dst, dcount, dtype, 0, 0, self, MPI_STATUS_IGNORE);
+  return packed_copy(src, scount, stype, dst, dcount, dtype);
 }
 
 enum class State : std::uint8_t { Waiting, Posted, Received, Done };
@@ -107,130 +164,207 @@ struct StepRun {
   std::uintptr_t temp = 0;  // RecvReduce only: where the segment is received
 };
 
-}  // namespace
+// One rank's run of one schedule.
+class Execution {
+ public:
+  Execution(const Schedule& s, int rank, const ExecArgs& a)
+      : s_(s), a_(a), ti_(type_info(a.type)), allgather_(a.coll == Collective::Allgather),
+        is_root_(a.coll != Collective::Reduce || rank == a.root),
+        steps_(s.programs[static_cast<std::size_t>(rank)].steps), rank_(rank) {}
 
-int execute(const Schedule& s, int rank, const ExecArgs& a) {
-  const TypeInfo ti = type_info(a.type);
-  const bool allgather = a.coll == Collective::Allgather;
-  const bool is_root = a.coll != Collective::Reduce || rank == a.root;
-
-  const auto& steps = s.programs[static_cast<std::size_t>(rank)].steps;
-  auto seg_range = [&](int seg) -> SegRange {
-    if (allgather) return {static_cast<std::size_t>(seg) * static_cast<std::size_t>(a.count), static_cast<std::size_t>(a.count)};
-    return segment_bounds(static_cast<std::size_t>(a.count), s.nseg, seg);
-  };
-
-  // Scratch for this call: the non-root working buffer and every
-  // RecvReduce temporary.
-  std::size_t scratch = is_root ? 0 : bytes_for(ti, static_cast<std::size_t>(a.count)) + 64;
-  for (const Step& st : steps)
-    if (st.op == StepOp::RecvReduce) scratch += bytes_for(ti, seg_range(st.seg).n) + 64;
-  t_scratch.reserve(scratch);
-
-  // Working buffer and the rank's own contribution.
-  std::uintptr_t work = reinterpret_cast<std::uintptr_t>(a.recvbuf);
-  if (!is_root) work = t_scratch.take(ti, static_cast<std::size_t>(a.count));
-  int rc = MPI_SUCCESS;
-  if (allgather) {
-    if (a.sendbuf != MPI_IN_PLACE)
-      rc = local_copy(a.sendbuf, a.sendcount, a.sendtype, at(work, static_cast<std::size_t>(rank) * a.count, ti),
-                      a.count, a.type, a.self);
-  } else if (a.sendbuf != MPI_IN_PLACE) {
-    rc = local_copy(a.sendbuf, a.count, a.type, at(work, 0, ti), a.count, a.type, a.self);
-  }
-  if (rc != MPI_SUCCESS) return rc;
-
-  const std::size_t nsteps = steps.size();
-
-  // Dependency counters (see the header comment).
-  std::vector<StepRun> run(nsteps);
-  std::vector<int> sends_seen(static_cast<std::size_t>(s.nseg), 0), writes_seen(sends_seen);
-  std::vector<long> last_send_to(s.programs.size(), -1);
-  for (std::size_t i = 0; i < nsteps; ++i) {
-    const auto seg = static_cast<std::size_t>(steps[i].seg);
-    run[i].sends_before = sends_seen[seg];
-    run[i].writes_before = writes_seen[seg];
-    (steps[i].op == StepOp::Send ? sends_seen : writes_seen)[seg]++;
-    if (steps[i].op == StepOp::Send) {
-      auto& last = last_send_to[static_cast<std::size_t>(steps[i].peer)];
-      run[i].prev_send_same_peer = last;
-      last = static_cast<long>(i);
+  int run() {
+    if (!prepare()) return kExecNoMemory;
+    while (remaining_ > 0) {
+      start_ready_steps();
+      if (remaining_ == 0) break;
+      if (!wait_some()) break;
     }
+    t_scratch.trim();
+    return first_error_;
   }
-  std::vector<int> sends_done(sends_seen.size(), 0), writes_done(sends_seen.size(), 0);
-  std::vector<MPI_Request> reqs(nsteps, MPI_REQUEST_NULL);
-  std::vector<int> done_idx(nsteps);
 
-  auto finish = [&](std::size_t i) {
-    run[i].state = State::Done;
-    const auto seg = static_cast<std::size_t>(steps[i].seg);
-    (steps[i].op == StepOp::Send ? sends_done : writes_done)[seg]++;
-  };
+ private:
+  SegRange seg_range(int seg) const {
+    if (allgather_)
+      return {static_cast<std::size_t>(seg) * static_cast<std::size_t>(a_.count), static_cast<std::size_t>(a_.count)};
+    return segment_bounds(static_cast<std::size_t>(a_.count), s_.nseg, seg);
+  }
 
-  std::size_t remaining = nsteps;
-  std::size_t first_open = 0;  // steps before it are all done
-  while (remaining > 0) {
-    // Post or apply every step whose dependencies are met.
+  void note(int rc) {
+    if (rc != MPI_SUCCESS && first_error_ == MPI_SUCCESS) first_error_ = rc;
+  }
+
+  // Scratch, the working buffer with the rank's own contribution, and the
+  // dependency counters (see the header comment).  False: no scratch.  A
+  // failed copy is noted and the schedule still runs.
+  bool prepare() {
+    std::size_t scratch = is_root_ ? 0 : bytes_for(ti_, static_cast<std::size_t>(a_.count)) + 64;
+    for (const Step& st : steps_)
+      if (st.op == StepOp::RecvReduce) scratch += bytes_for(ti_, seg_range(st.seg).n) + 64;
+    if (!t_scratch.reserve(scratch)) return false;
+
+    work_ = reinterpret_cast<std::uintptr_t>(a_.recvbuf);
+    if (!is_root_) work_ = t_scratch.take(ti_, static_cast<std::size_t>(a_.count));
+    int rc = MPI_SUCCESS;
+    if (allgather_) {
+      if (a_.sendbuf != MPI_IN_PLACE)
+        rc = local_copy(a_.sendbuf, a_.sendcount, a_.sendtype,
+                        at(work_, static_cast<std::size_t>(rank_) * static_cast<std::size_t>(a_.count), ti_), a_.count,
+                        a_.type);
+    } else if (a_.sendbuf != MPI_IN_PLACE) {
+      rc = local_copy(a_.sendbuf, a_.count, a_.type, at(work_, 0, ti_), a_.count, a_.type);
+    }
+    note(rc);
+
+    const std::size_t n = steps_.size();
+    run_.assign(n, StepRun{});
+    sends_done_.assign(static_cast<std::size_t>(s_.nseg), 0);
+    writes_done_ = sends_done_;
+    std::vector<int> sends_seen(sends_done_), writes_seen(sends_done_);
+    std::vector<long> last_send_to(s_.programs.size(), -1);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto seg = static_cast<std::size_t>(steps_[i].seg);
+      run_[i].sends_before = sends_seen[seg];
+      run_[i].writes_before = writes_seen[seg];
+      (steps_[i].op == StepOp::Send ? sends_seen : writes_seen)[seg]++;
+      if (steps_[i].op == StepOp::Send) {
+        auto& last = last_send_to[static_cast<std::size_t>(steps_[i].peer)];
+        run_[i].prev_send_same_peer = last;
+        last = static_cast<long>(i);
+      }
+    }
+    reqs_.assign(n, MPI_REQUEST_NULL);
+    done_idx_.assign(n, 0);
+    statuses_.resize(n);
+    remaining_ = n;
+    return true;
+  }
+
+  void finish(std::size_t i) {
+    run_[i].state = State::Done;
+    const auto seg = static_cast<std::size_t>(steps_[i].seg);
+    (steps_[i].op == StepOp::Send ? sends_done_ : writes_done_)[seg]++;
+    --remaining_;
+  }
+
+  // Posts or applies step i if its dependencies are met; true if it moved.
+  bool try_start(std::size_t i) {
+    StepRun& r = run_[i];
+    const Step& st = steps_[i];
+    const auto seg = static_cast<std::size_t>(st.seg);
+    const SegRange range = seg_range(st.seg);
+    const int n = static_cast<int>(range.n);
+    const bool write_ready = sends_done_[seg] == r.sends_before && writes_done_[seg] == r.writes_before;
+    int rc = MPI_SUCCESS;
+    if (st.op == StepOp::Send) {
+      if (writes_done_[seg] != r.writes_before) return false;
+      if (r.prev_send_same_peer >= 0 && run_[static_cast<std::size_t>(r.prev_send_same_peer)].state != State::Done)
+        return false;
+      if (n > 0) rc = PMPI_Isend(at(work_, range.first, ti_), n, a_.type, st.peer, st.tag, a_.comm, &reqs_[i]);
+    } else if (st.op == StepOp::RecvCopy) {
+      if (!write_ready) return false;
+      if (n > 0) rc = PMPI_Irecv(at(work_, range.first, ti_), n, a_.type, st.peer, st.tag, a_.comm, &reqs_[i]);
+    } else if (r.state == State::Waiting) {  // RecvReduce: post into a temporary now
+      if (n == 0) {
+        if (!write_ready) return false;
+        finish(i);
+        return true;
+      }
+      r.temp = t_scratch.take(ti_, range.n);
+      rc = PMPI_Irecv(at(r.temp, 0, ti_), n, a_.type, st.peer, st.tag, a_.comm, &reqs_[i]);
+    } else {  // RecvReduce, received: combine when the segment is free
+      if (!write_ready) return false;
+      note(PMPI_Reduce_local(at(r.temp, 0, ti_), at(work_, range.first, ti_), n, a_.type, a_.op));
+      finish(i);
+      return true;
+    }
+    note(rc);
+    if (n == 0 || rc != MPI_SUCCESS) {
+      reqs_[i] = MPI_REQUEST_NULL;
+      finish(i);
+    } else {
+      r.state = State::Posted;
+    }
+    return true;
+  }
+
+  void start_ready_steps() {
     bool progressed = true;
     while (progressed) {
       progressed = false;
-      for (std::size_t i = first_open; i < nsteps; ++i) {
-        auto& r = run[i];
-        if (r.state == State::Done || r.state == State::Posted) continue;
-        const Step& st = steps[i];
-        const auto seg = static_cast<std::size_t>(st.seg);
-        const SegRange range = seg_range(st.seg);
-        const int n = static_cast<int>(range.n);
-        const bool write_ready = sends_done[seg] == r.sends_before && writes_done[seg] == r.writes_before;
-        if (st.op == StepOp::Send) {
-          if (writes_done[seg] != r.writes_before) continue;
-          if (r.prev_send_same_peer >= 0 && run[static_cast<std::size_t>(r.prev_send_same_peer)].state != State::Done)
-            continue;
-          if (n == 0) { finish(i); --remaining; progressed = true; continue; }
-          rc = PMPI_Isend(at(work, range.first, ti), n, a.type, st.peer, st.tag, a.comm, &reqs[i]);
-          r.state = State::Posted;
-        } else if (st.op == StepOp::RecvCopy) {
-          if (!write_ready) continue;
-          if (n == 0) { finish(i); --remaining; progressed = true; continue; }
-          rc = PMPI_Irecv(at(work, range.first, ti), n, a.type, st.peer, st.tag, a.comm, &reqs[i]);
-          r.state = State::Posted;
-        } else if (r.state == State::Waiting) {  // RecvReduce: post into a temporary now
-          if (n == 0) {
-            if (!write_ready) continue;
-            finish(i); --remaining; progressed = true; continue;
-          }
-          r.temp = t_scratch.take(ti, range.n);
-          rc = PMPI_Irecv(at(r.temp, 0, ti), n, a.type, st.peer, st.tag, a.comm, &reqs[i]);
-          r.state = State::Posted;
-        } else {  // RecvReduce, received: combine when the segment is free
-          if (!write_ready) continue;
-          rc = PMPI_Reduce_local(at(r.temp, 0, ti), at(work, range.first, ti), n, a.type, a.op);
-          finish(i);
-          --remaining;
-          progressed = true;
-        }
-        if (rc != MPI_SUCCESS) return rc;
+      for (std::size_t i = first_open_; i < steps_.size(); ++i) {
+        const State st = run_[i].state;
+        if (st == State::Done || st == State::Posted) continue;
+        progressed = try_start(i) || progressed;
       }
-      while (first_open < nsteps && run[first_open].state == State::Done) ++first_open;
+      while (first_open_ < steps_.size() && run_[first_open_].state == State::Done) ++first_open_;
     }
-    if (remaining == 0) break;
+  }
 
-    // Block until some posted request completes.
+  // Blocks until some posted request completes; false when nothing more
+  // can happen (the error is noted).
+  bool wait_some() {
     int outcount = 0;
-    rc = PMPI_Waitsome(static_cast<int>(nsteps), reqs.data(), &outcount, done_idx.data(), MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS) return rc;
-    if (outcount == MPI_UNDEFINED) return MPI_ERR_INTERN;  // nothing posted: a schedule bug
+    const int rc = PMPI_Waitsome(static_cast<int>(steps_.size()), reqs_.data(), &outcount, done_idx_.data(),
+                                 statuses_.data());
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
+      note(rc);
+      abandon();
+      return false;
+    }
+    if (outcount == MPI_UNDEFINED) {  // nothing posted, steps left: a schedule bug
+      note(MPI_ERR_INTERN);
+      return false;
+    }
     for (int k = 0; k < outcount; ++k) {
-      const auto i = static_cast<std::size_t>(done_idx[static_cast<std::size_t>(k)]);
-      if (steps[i].op == StepOp::RecvReduce) {
-        run[i].state = State::Received;
-      } else {
+      const auto i = static_cast<std::size_t>(done_idx_[static_cast<std::size_t>(k)]);
+      const int err = statuses_[static_cast<std::size_t>(k)].MPI_ERROR;
+      const bool failed = rc == MPI_ERR_IN_STATUS && err != MPI_SUCCESS && err != MPI_ERR_PENDING;
+      if (failed) note(err);
+      if (steps_[i].op == StepOp::RecvReduce && !failed)
+        run_[i].state = State::Received;
+      else
         finish(i);
-        --remaining;
+    }
+    return true;
+  }
+
+  // The wait failed: cancel the receives still posted, let the sends finish
+  // on their own.
+  void abandon() {
+    for (std::size_t i = 0; i < reqs_.size(); ++i) {
+      if (reqs_[i] == MPI_REQUEST_NULL) continue;
+      if (steps_[i].op == StepOp::Send) {
+        PMPI_Request_free(&reqs_[i]);
+      } else {
+        PMPI_Cancel(&reqs_[i]);
+        PMPI_Wait(&reqs_[i], MPI_STATUS_IGNORE);
       }
     }
   }
-  return MPI_SUCCESS;
+
+  const Schedule& s_;
+  const ExecArgs& a_;
+  const TypeInfo ti_;
+  const bool allgather_, is_root_;
+  const std::vector<Step>& steps_;
+  const int rank_;
+  std::uintptr_t work_ = 0;
+  std::vector<StepRun> run_;
+  std::vector<int> sends_done_, writes_done_;
+  std::vector<MPI_Request> reqs_;
+  std::vector<int> done_idx_;
+  std::vector<MPI_Status> statuses_;
+  std::size_t remaining_ = 0, first_open_ = 0;
+  int first_error_ = MPI_SUCCESS;
+};
+
+}  // namespace
+
+int execute(const Schedule& s, int rank, const ExecArgs& a) { return Execution(s, rank, a).run(); }
+
+int typed_copy(const void* src, int scount, MPI_Datatype stype, void* dst, int dcount, MPI_Datatype dtype) {
+  return local_copy(src, scount, stype, dst, dcount, dtype);
 }
 
 }  // namespace papshim

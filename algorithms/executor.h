@@ -19,10 +19,17 @@ struct ExecArgs {
   MPI_Op op = MPI_OP_NULL;
   int root = 0;
   MPI_Comm comm = MPI_COMM_NULL;  // the private duplicate
-  MPI_Comm self = MPI_COMM_NULL;  // private duplicate of MPI_COMM_SELF
 };
 
-// Returns MPI_SUCCESS or the first MPI error code met.
+// Returns MPI_SUCCESS or the first MPI error code met.  Whatever fails, the
+// rank's whole program still runs (every expected message is sent and
+// received), so the communicator stays usable.  kExecNoMemory, before any
+// message: the scratch memory could not be had.
+constexpr int kExecNoMemory = -1;
 int execute(const Schedule& s, int rank, const ExecArgs& a);
+
+// dst <- src as a typed copy (MPI_Pack / MPI_Unpack for non-contiguous
+// types, no message); the type signatures must match.
+int typed_copy(const void* src, int scount, MPI_Datatype stype, void* dst, int dcount, MPI_Datatype dtype);
 
 }  // namespace papshim

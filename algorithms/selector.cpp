@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "algorithms/reproducible.h"
 #include "algorithms/simulator.h"
 
 namespace papshim {
@@ -61,10 +62,12 @@ ScheduleParams schedule_params_for(Algo a, const SelectInput& in) {
   p.nseg = nseg;
   const double seg_bytes = whole_bytes(in) / nseg;
   p.tau = in.cost.alpha + (in.cost.beta + (in.coll == Collective::Allgather ? 0.0 : in.cost.gamma)) * seg_bytes;
+  if (reproducible_applies(in)) make_timing_free(p, in);
   return p;
 }
 
 Selection select_algorithm(const SelectInput& in) {
+  if (reproducible_applies(in)) return reproducible_selection(in);
   Selection s;
   const std::size_t P = static_cast<std::size_t>(in.nprocs);
   s.message_time = in.cost.alpha + in.cost.beta * whole_bytes(in);

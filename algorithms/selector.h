@@ -46,6 +46,10 @@ struct SelectInput {
   // Measured / modelled time per algorithm (key: int(coll) * 64 + int(algo);
   // native: Algo::Native), from the shim's own executions; 1 when absent.
   std::unordered_map<int, double> correction;
+  // PAPSHIM_REPRODUCIBLE: for allreduce and reduce, schedule_params_for()
+  // drops arrivals and costs and select_algorithm() picks by shape alone
+  // (algorithms/reproducible.h).
+  bool reproducible = false;
 };
 
 struct Candidate {
@@ -66,9 +70,11 @@ struct Selection {
   std::shared_ptr<const Schedule> schedule;  // the pick's schedule
 };
 
-// Parameters (segments, tau) an algorithm gets for this input.
+// Parameters (segments, tau) an algorithm gets for this input; timing-free
+// under in.reproducible (make_timing_free).
 ScheduleParams schedule_params_for(Algo a, const SelectInput& in);
 
+// Under in.reproducible, for allreduce and reduce: reproducible_selection().
 Selection select_algorithm(const SelectInput& in);
 
 // The candidate table as text (PAPSHIM_LOG_LEVEL=debug).

@@ -59,8 +59,8 @@ bool parse_bool(const ParamSpec& p, const std::string& raw) {
 
 const std::vector<ParamSpec>& param_specs() {
   static const std::vector<ParamSpec> specs = {
-      {"PAPSHIM_ALLREDUCE", ParamType::Choice, "auto", {"auto", "native", "prr", "slt", "ring", "rabenseifner"}, 0, 0,
-       "MPI_Allreduce algorithm: auto picks by predicted arrivals, native is the MPI library's own"},
+      {"PAPSHIM_ALLREDUCE", ParamType::Choice, "auto", {"auto", "native", "prr", "slt", "ring", "rabenseifner", "direct"},
+       0, 0, "MPI_Allreduce algorithm: auto picks by predicted arrivals, native is the MPI library's own"},
       {"PAPSHIM_REDUCE", ParamType::Choice, "auto", {"auto", "native", "clairvoyant", "clairvoyant_linear", "binomial",
                                                   "sorted_binomial"}, 0, 0,
        "MPI_Reduce algorithm"},
@@ -93,7 +93,16 @@ const std::vector<ParamSpec>& param_specs() {
       {"PAPSHIM_MIN_BYTES", ParamType::Int, "16384", {}, 0, 1L << 30,
        "auto mode predicts and reconsiders only calls of at least this many bytes (per rank); smaller ones run "
        "native: their possible gain is below the cost of predicting"},
+      {"PAPSHIM_REPRODUCIBLE", ParamType::Bool, "0", {}, 0, 0,
+       "1: allreduce and reduce combine every element's operands in an order fixed by the communicator size and "
+       "the count, so results do not depend on which rank is late (schedules ignore arrivals and costs; auto "
+       "picks by the call's shape: direct allreduce, binomial reduce); 0: arrival-aware schedules, results may "
+       "differ in the last bits with the lateness pattern (identical on every rank within a call)"},
       {"PAPSHIM_HELP", ParamType::Bool, "0", {}, 0, 0, "1: print this table on rank 0 at MPI_Init", false, false},
+      {"PAPSHIM_TEST_MAX_PRIVATE", ParamType::Int, "0", {}, 0, 1000000,
+       "test only: refuse private duplicates after this many (0: never), as an MPI library out of context ids "
+       "would",
+       true},
       {"PAPSHIM_TEST_CLOCK_OFFSET_US", ParamType::Double, "0", {}, 0, 0,
        "test only: microseconds added to this rank's clock (emulates hosts whose clocks disagree)", true, false},
   };
@@ -144,6 +153,8 @@ Config parse_config(const EnvLookup& env) {
     else if (name == "PAPSHIM_HELP") c.help = canon == "1";
     else if (name == "PAPSHIM_HELPER_THREAD") c.helper_thread = canon == "1";
     else if (name == "PAPSHIM_MIN_BYTES") c.min_bytes = std::stol(canon);
+    else if (name == "PAPSHIM_REPRODUCIBLE") c.reproducible = canon == "1";
+    else if (name == "PAPSHIM_TEST_MAX_PRIVATE") c.test_max_private = std::stol(canon);
     else if (name == "PAPSHIM_TEST_CLOCK_OFFSET_US") c.clock_offset_us = std::strtod(value.c_str(), nullptr);
   }
   return c;

@@ -47,9 +47,11 @@ struct Config {
   long tree_segsize = -1;  // bytes per segment of the reduce trees; 0: P segments; -1: auto
   std::string timeline;   // Chrome trace path, empty: off
   double clock_offset_us = 0;  // test-only: added to this rank's clock
+  long test_max_private = 0;   // test-only: private duplicates allowed (0: any number)
   bool help = false;
   bool helper_thread = true;
   long min_bytes = 16384;
+  bool reproducible = false;  // allreduce/reduce results independent of timing
 
   // name -> canonical value, for the cross-rank comparison.
   std::vector<std::pair<std::string, std::string>> values;

@@ -11,8 +11,8 @@
 namespace papshim {
 
 HelperThread& HelperThread::instance() {
-  static HelperThread h;
-  return h;
+  static HelperThread* h = new HelperThread;
+  return *h;
 }
 
 bool HelperThread::start(Precompute fn) {
@@ -20,11 +20,11 @@ bool HelperThread::start(Precompute fn) {
   std::promise<bool> ready;
   auto started = ready.get_future();
   try {
-    thread_ = std::thread([this, &ready] {
+    thread_ = new std::thread([this, &ready] {
       ready.set_value(true);
       loop();
     });
-  } catch (const std::system_error& e) {
+  } catch (const std::exception& e) {
     log().warn("helper thread could not start ({}); the predictor runs inline", e.what());
     return false;
   }
@@ -33,17 +33,23 @@ bool HelperThread::start(Precompute fn) {
 }
 
 void HelperThread::stop() {
-  if (!running_) return;
+  if (!running_.exchange(false)) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   cv_.notify_one();
-  thread_.join();
-  running_ = false;
+  thread_->join();
+  delete thread_;
+  thread_ = nullptr;
   Event e;
   while (queue_.pop(e)) {
   }
+}
+
+void HelperThread::forget_after_fork() {
+  thread_ = nullptr;  // the parent's thread object: not ours to join or free
+  running_ = false;
 }
 
 void HelperThread::round_opened(const std::shared_ptr<Predictor>& p, int nprocs) {

@@ -36,8 +36,10 @@ class HelperThread {
 
   // Starts the thread; false (and no thread) when it could not start.
   bool start(Precompute fn);
-  // Joins the thread (bounded).  Safe to call when not started.
+  // Joins the thread (bounded).  Safe to call when not started, and again.
   void stop();
+  // In a forked child: the thread does not exist there; never join it.
+  void forget_after_fork();
   bool running() const { return running_; }
 
   // Called by application threads; a mutex keeps the queue single-producer
@@ -47,6 +49,9 @@ class HelperThread {
   double cpu_seconds() const { return cpu_seconds_.load(); }
   std::uint64_t precomputed() const { return precomputed_.load(); }
 
+  // Never destroyed: a process that leaves with exit() and no MPI_Finalize
+  // must not meet a joinable std::thread at static destruction (stop() runs
+  // from an atexit handler instead).
   static HelperThread& instance();
 
  private:
@@ -57,13 +62,13 @@ class HelperThread {
   void loop();
 
   boost::lockfree::spsc_queue<Event, boost::lockfree::capacity<1024>> queue_;
-  std::thread thread_;
+  std::thread* thread_ = nullptr;  // leaked after fork()
   std::mutex mu_;
   std::mutex producer_mu_;
   std::condition_variable cv_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> sleeping_{false};
-  bool running_ = false;
+  std::atomic<bool> running_{false};
   Precompute precompute_;
   std::atomic<double> cpu_seconds_{0};
   std::atomic<std::uint64_t> precomputed_{0};

@@ -7,9 +7,8 @@
 namespace papshim {
 
 namespace {
-constexpr int kTagBase = 100;
-int round_tag(std::uint64_t seq) { return kTagBase + static_cast<int>(seq % 16384); }
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kCloseWaitSeconds = 1.0;
 constexpr int kWords = kRoundWords;
 constexpr std::size_t at(int rank, int word) { return static_cast<std::size_t>(rank) * kWords + word; }
 }  // namespace
@@ -33,16 +32,19 @@ bool edges_from_anchor(const double* msgs, int nranks) {
   return 2 * votes > edges;
 }
 
-Predictor::Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode)
+Predictor::Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode, int tag_base)
     : xchg_(xchg),
       size_(size),
       rank_(rank),
       mode_(mode),
+      tag_base_(tag_base),
       history_(window),
       my_prediction_(kNaN),
       recv_(kWords * static_cast<std::size_t>(size), 0.0),
       recv_reqs_(static_cast<std::size_t>(size), MPI_REQUEST_NULL),
       send_reqs_(static_cast<std::size_t>(size), MPI_REQUEST_NULL) {}
+
+int Predictor::round_tag(std::uint64_t seq) const { return tag_base_ + static_cast<int>(seq % kRoundTags); }
 
 void Predictor::post_round(std::uint64_t seq) {
   // The previous round's sends are eager and long complete; make it so.
@@ -214,6 +216,32 @@ void Predictor::finish() {
     recv_done_ = true;
   }
   PMPI_Waitall(size_, send_reqs_.data(), MPI_STATUSES_IGNORE);
+}
+
+void Predictor::close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (round_open_) {
+    // Peers must never wait for this rank: send its part first.  In SMA mode
+    // every peer sent its part at its exit of the last call, so the wait
+    // below ends as soon as the messages are in; it is bounded anyway
+    // (edge mode with communicators freed in different orders on different
+    // ranks), and what is still missing then is cancelled.
+    publish(kNaN);
+    const double deadline = PMPI_Wtime() + kCloseWaitSeconds;
+    int done = 0;
+    while (!recv_done_ && PMPI_Testall(size_, recv_reqs_.data(), &done, MPI_STATUSES_IGNORE) == MPI_SUCCESS && !done &&
+           PMPI_Wtime() < deadline) {
+    }
+  }
+  for (auto& r : recv_reqs_)
+    if (r != MPI_REQUEST_NULL) {
+      PMPI_Cancel(&r);
+      PMPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+  for (auto& r : send_reqs_)
+    if (r != MPI_REQUEST_NULL) PMPI_Request_free(&r);
+  round_open_ = false;
+  recv_done_ = true;
 }
 
 }  // namespace papshim

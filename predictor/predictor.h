@@ -109,6 +109,10 @@ struct Precomputed {
 // estimates measure whole phases and carry no such bias, so each rank's
 // own choice stands.
 constexpr int kRoundWords = 7;
+// The rounds share the private communicator with the schedules: they use
+// the top kRoundTags tags, schedules the ones below round_tag_base().
+constexpr int kRoundTags = 16384;
+constexpr int round_tag_base(int tag_ub) { return tag_ub - kRoundTags + 1; }
 double predicted_arrival(const double* msg, double anchor, bool anchor_edges);
 // Whether the round's edges are extrapolated from the anchor: most of the
 // ranks that sent an edge prefer their anchored phases.  `msgs` holds
@@ -117,7 +121,8 @@ bool edges_from_anchor(const double* msgs, int nranks);
 
 class Predictor {
  public:
-  Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode);
+  // `xchg`: the private duplicate; round tags are tag_base + seq % kRoundTags.
+  Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode, int tag_base);
   Predictor(const Predictor&) = delete;
   Predictor& operator=(const Predictor&) = delete;
 
@@ -146,8 +151,14 @@ class Predictor {
   // ranks may visit them in different orders.
   void publish_final();
   void finish();
+  // Communicator freed: sends this rank's part of the open round, takes in
+  // the peers' parts (a bounded wait), cancels what did not come, and lets
+  // the sends complete on their own.  No message is left unmatched when the
+  // ranks free their communicators in the same order.
+  void close();
 
  private:
+  int round_tag(std::uint64_t seq) const;
   void post_round(std::uint64_t seq);
   void publish(double value, double anchored_phase = std::numeric_limits<double>::quiet_NaN(),
                double edge_time = std::numeric_limits<double>::quiet_NaN(),
@@ -160,6 +171,7 @@ class Predictor {
   MPI_Comm xchg_;
   int size_, rank_;
   PredictorMode mode_;
+  int tag_base_;
   PhaseHistory history_;
   std::unordered_map<std::uint64_t, CallShape> shape_by_site_;
   CallShape next_shape_;

@@ -1,46 +1,64 @@
 #include "shim/comm_context.h"
 
+#include <vector>
+
 #include "config/log.h"
 #include "shim/runtime.h"
+#include "shim/stats.h"
 
 namespace papshim {
 
 namespace {
+
 int delete_context(MPI_Comm, int, void* attr, void*) {
-  auto* ctx = static_cast<CommContext*>(attr);
-  if (ctx->pred) ctx->pred->finish();
-  ctx->pred.reset();
-  if (ctx->xchg != MPI_COMM_NULL) PMPI_Comm_free(&ctx->xchg);
-  if (ctx->priv != MPI_COMM_NULL) PMPI_Comm_free(&ctx->priv);
-  if (CommRegistry::instance().last_used() == ctx) CommRegistry::instance().set_last_used(nullptr);
-  ctx->freed = true;
+  CommRegistry::instance().on_delete(static_cast<CommContext*>(attr));
   return MPI_SUCCESS;
 }
+
+// Frees what a context owns (no MPI call on the user's communicator).
+void release(CommContext* ctx) {
+  if (ctx->pred) ctx->pred->close();
+  ctx->pred.reset();
+  if (ctx->priv != MPI_COMM_NULL) PMPI_Comm_free(&ctx->priv);
+  Stats::instance().retire_communicator(ctx->local_id);
+}
+
+// PMPI_Comm_dup with errors returned, whatever the user's error handler:
+// a refusal must not abort a job the user's own calls would not abort.
+int dup_returning_errors(MPI_Comm comm, MPI_Comm* out) {
+  MPI_Errhandler user_eh = MPI_ERRHANDLER_NULL;
+  const bool swapped = PMPI_Comm_get_errhandler(comm, &user_eh) == MPI_SUCCESS &&
+                       PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN) == MPI_SUCCESS;
+  const int rc = PMPI_Comm_dup(comm, out);
+  if (swapped) PMPI_Comm_set_errhandler(comm, user_eh);
+  if (user_eh != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&user_eh);
+  if (rc != MPI_SUCCESS) *out = MPI_COMM_NULL;
+  return rc;
+}
+
 }  // namespace
 
 CommRegistry& CommRegistry::instance() {
-  static CommRegistry r;
-  return r;
+  static CommRegistry* r = new CommRegistry;  // outlives static destruction (exit without MPI_Finalize)
+  return *r;
 }
 
-CommContext* CommRegistry::get(MPI_Comm comm, int world_rank) {
+CommContext* CommRegistry::get(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return nullptr;
-  if (const int kv = keyval_.load(std::memory_order_acquire); kv != MPI_KEYVAL_INVALID) {
-    // Fast path: the context is already attached (no lock; MPI's attribute
-    // access is thread safe under MPI_THREAD_MULTIPLE).
-    void* attr = nullptr;
-    int found = 0;
-    if (PMPI_Comm_get_attr(comm, kv, &attr, &found) == MPI_SUCCESS && found) return static_cast<CommContext*>(attr);
+  int kv = keyval_.load(std::memory_order_acquire);
+  if (kv == MPI_KEYVAL_INVALID) {
+    std::lock_guard<std::mutex> lock(mu_);  // PMPI_Comm_create_keyval is local
+    kv = keyval_.load();
+    if (kv == MPI_KEYVAL_INVALID) {
+      if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_context, &kv, nullptr) != MPI_SUCCESS) return nullptr;
+      keyval_.store(kv, std::memory_order_release);
+    }
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  if (keyval_ == MPI_KEYVAL_INVALID) {
-    int kv = MPI_KEYVAL_INVALID;
-    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_context, &kv, nullptr) != MPI_SUCCESS) return nullptr;
-    keyval_.store(kv, std::memory_order_release);
-  }
+  // Attribute access is thread safe under MPI_THREAD_MULTIPLE, and only the
+  // thread running this communicator's collective can create its context.
   void* attr = nullptr;
   int found = 0;
-  if (PMPI_Comm_get_attr(comm, keyval_, &attr, &found) != MPI_SUCCESS) return nullptr;
+  if (PMPI_Comm_get_attr(comm, kv, &attr, &found) != MPI_SUCCESS) return nullptr;
   if (found) return static_cast<CommContext*>(attr);
 
   int inter = 0;
@@ -49,46 +67,97 @@ CommContext* CommRegistry::get(MPI_Comm comm, int world_rank) {
   ctx->user = comm;
   PMPI_Comm_size(comm, &ctx->size);
   PMPI_Comm_rank(comm, &ctx->rank);
-  std::uint64_t local_id = (static_cast<std::uint64_t>(world_rank) << 32) | next_local_++;
-  if (ctx->size > 1) {
-    if (PMPI_Comm_dup(comm, &ctx->priv) != MPI_SUCCESS) return nullptr;
-    PMPI_Comm_set_errhandler(ctx->priv, MPI_ERRORS_RETURN);
-    PMPI_Bcast(&local_id, 1, MPI_UINT64_T, 0, ctx->priv);
-    int* ub = nullptr;
-    int has_ub = 0;
-    PMPI_Comm_get_attr(ctx->priv, MPI_TAG_UB, &ub, &has_ub);
-    if (has_ub && ub) ctx->tag_ub = *ub;
-    const Config& cfg = runtime().cfg;
-    if (cfg.predictor != PredictorMode::Off) {
-      PMPI_Comm_dup(comm, &ctx->xchg);
-      PMPI_Comm_set_errhandler(ctx->xchg, MPI_ERRORS_RETURN);
-      ctx->pred = std::make_shared<Predictor>(ctx->xchg, ctx->size, ctx->rank, cfg.sma_window, cfg.predictor);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ctx->local_id = (static_cast<std::uint64_t>(runtime().world_rank) << 32) | next_local_++;
+  }
+  if (PMPI_Comm_set_attr(comm, kv, ctx.get()) != MPI_SUCCESS) return nullptr;
+  std::lock_guard<std::mutex> lock(mu_);
+  live_.insert(ctx.get());
+  return ctx.release();
+}
+
+bool CommRegistry::ensure_private(CommContext& ctx) {
+  if (ctx.priv_state != CommContext::Private::None) return ctx.priv_state == CommContext::Private::Ready;
+  const long allowed = runtime().cfg.test_max_private;
+  const int rc = allowed > 0 && made_ >= allowed ? MPI_ERR_INTERN : dup_returning_errors(ctx.user, &ctx.priv);
+  if (rc != MPI_SUCCESS) {
+    ctx.priv_state = CommContext::Private::Refused;
+    if (refused_++ == 0) {
+      char msg[MPI_MAX_ERROR_STRING] = {0};
+      int len = 0;
+      PMPI_Error_string(rc, msg, &len);
+      log().warn("the MPI library refused a private duplicate of a communicator ({}); its calls run native "
+                 "(counted in the report)", msg);
+    }
+    return false;
+  }
+  ++made_;
+  PMPI_Comm_set_errhandler(ctx.priv, MPI_ERRORS_RETURN);
+  std::uint64_t id = ctx.local_id;
+  PMPI_Bcast(&id, 1, MPI_UINT64_T, 0, ctx.priv);
+  ctx.id = id | (std::uint64_t{1} << 63);  // never 0
+  int* ub = nullptr;
+  int has_ub = 0;
+  PMPI_Comm_get_attr(ctx.priv, MPI_TAG_UB, &ub, &has_ub);
+  if (has_ub && ub) ctx.tag_ub = *ub;
+  const Config& cfg = runtime().cfg;
+  if (cfg.predictor != PredictorMode::Off)
+    ctx.pred = std::make_shared<Predictor>(ctx.priv, ctx.size, ctx.rank, cfg.sma_window, cfg.predictor,
+                                           round_tag_base(ctx.tag_ub));
+  ctx.priv_state = CommContext::Private::Ready;
+  log().debug("private communicator for context id={:#x} size={} rank={}", ctx.id, ctx.size, ctx.rank);
+  return true;
+}
+
+void CommRegistry::on_delete(CommContext* ctx) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    live_.erase(ctx);
+    if (last_used_.load() == ctx) {
+      last_used_.store(nullptr);
+      last_pred_.reset();
     }
   }
-  ctx->id = local_id;
-  PMPI_Comm_set_attr(comm, keyval_, ctx.get());
-  log().debug("new communicator context id={:#x} size={} rank={}", ctx->id, ctx->size, ctx->rank);
-  all_.push_back(std::move(ctx));
-  return all_.back().get();
+  release(ctx);
+  delete ctx;
+}
+
+void CommRegistry::remember_last(CommContext* c) {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_used_.store(c, std::memory_order_relaxed);
+  last_pred_ = c ? c->pred : nullptr;
+}
+
+std::shared_ptr<Predictor> CommRegistry::last_predictor() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // The predictor may have come after the context was last remembered.
+  if (CommContext* c = last_used_.load(); c && !last_pred_) last_pred_ = c->pred;
+  return last_pred_;
 }
 
 void CommRegistry::finish_predictors() {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& c : all_)
-    if (!c->freed && c->pred) c->pred->publish_final();
-  for (auto& c : all_)
-    if (!c->freed && c->pred) c->pred->finish();
+  std::vector<std::shared_ptr<Predictor>> preds;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (CommContext* c : live_)
+      if (c->pred) preds.push_back(c->pred);
+  }
+  for (auto& p : preds) p->publish_final();
+  for (auto& p : preds) p->finish();
 }
 
 void CommRegistry::release_all() {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& c : all_)
-    if (!c->freed && c->priv != MPI_COMM_NULL) {
-      // Detach from the user's communicator first so MPI_Finalize's own
-      // attribute cleanup does not free it twice.
-      PMPI_Comm_delete_attr(c->user, keyval_);
-    }
-  if (int kv = keyval_.exchange(MPI_KEYVAL_INVALID); kv != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&kv);
+  std::vector<CommContext*> ctxs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ctxs.assign(live_.begin(), live_.end());
+  }
+  // Deleting the attribute runs on_delete: MPI_Finalize's own cleanup of
+  // the predefined communicators then finds nothing of ours.
+  const int kv = keyval_.load();
+  for (CommContext* c : ctxs) PMPI_Comm_delete_attr(c->user, kv);
+  if (int k = keyval_.exchange(MPI_KEYVAL_INVALID); k != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&k);
 }
 
 }  // namespace papshim

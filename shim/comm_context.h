@@ -1,12 +1,18 @@
-// Per-communicator state: the private duplicate the algorithms run on, the
-// call sequence number, and a job-wide id.
+// Per-communicator state: the private duplicate the algorithms and the
+// predictor's rounds run on, the call sequence number, and the ids.
 //
-// Works as follows: the first intercepted collective on a communicator
-// creates its context (PMPI_Comm_dup, then rank 0 broadcasts the id), which
-// is safe because every rank of the communicator makes that same call at the
-// same point of its collective sequence.  The context is cached as an MPI
-// attribute on the user's communicator; the attribute's delete callback frees
-// the private duplicate when the user frees the communicator.
+// Works as follows.  The first intercepted collective on a communicator
+// creates its context with local calls only (size, rank, an attribute on the
+// user's communicator), so no lock is ever held across an MPI call and
+// threads on other communicators are never waited for.  The private
+// duplicate, a collective and a scarce context id, is made only when a call
+// needs it (ensure_private: a schedule is to run, or auto mode starts
+// predicting), at the same call on every rank because that decision reads
+// only inputs identical on every rank.  When the MPI library refuses a
+// duplicate (context ids exhausted), the communicator's calls run native
+// from then on, counted in the report.  The attribute's delete callback
+// frees the duplicate, the predictor and the context itself when the user
+// frees the communicator, and retires its report rows.
 #pragma once
 
 #include <mpi.h>
@@ -15,46 +21,62 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <vector>
+#include <unordered_set>
 
 #include "predictor/predictor.h"
 
 namespace papshim {
 
 struct CommContext {
+  enum class Private : std::uint8_t { None, Ready, Refused };
   MPI_Comm user = MPI_COMM_NULL;
-  MPI_Comm priv = MPI_COMM_NULL;  // private duplicate (MPI_COMM_NULL for size 1)
+  MPI_Comm priv = MPI_COMM_NULL;  // private duplicate, once ensure_private() made it
+  Private priv_state = Private::None;
   int size = 1;
   int rank = 0;
-  std::uint64_t id = 0;           // same on every rank of the communicator
+  std::uint64_t local_id = 0;     // unique on this rank
+  std::uint64_t id = 0;           // same on every rank once priv exists; 0 before
   std::uint64_t seq = 0;          // intercepted calls so far
-  int tag_ub = 32767;
-  bool freed = false;             // user freed the communicator
-  MPI_Comm xchg = MPI_COMM_NULL;  // private duplicate for the predictor's rounds
-  int rounds_left = 0;             // predictor rounds stay open this many calls after a large one
-  std::shared_ptr<Predictor> pred;  // null: predictor off or size 1 (shared with the helper thread)
+  int tag_ub = 32767;             // of priv
+  int rounds_left = 0;            // predictor rounds stay open this many calls after a large one
+  std::shared_ptr<Predictor> pred;  // null: predictor off, size 1 or no priv (shared with the helper)
 };
 
 class CommRegistry {
  public:
-  // nullptr for intercommunicators and MPI_COMM_NULL (caller goes native).
-  // Collective on `comm` the first time.
-  CommContext* get(MPI_Comm comm, int world_rank);
+  // nullptr for intercommunicators, MPI_COMM_NULL and invalid handles
+  // (caller goes native).  Local: makes no collective call.
+  CommContext* get(MPI_Comm comm);
+  // Makes the private duplicate (collective on ctx.user; call it at the same
+  // call on every rank).  False when there is none (refused now or before).
+  bool ensure_private(CommContext& ctx);
   // Completes every predictor round still open (before the report).
   void finish_predictors();
-  // Frees every private communicator (before PMPI_Finalize).
+  // Frees every context and private communicator (before PMPI_Finalize).
   void release_all();
-  // The context of the most recent intercepted call (for papshim_edge).
-  CommContext* last_used() const { return last_used_; }
-  void set_last_used(CommContext* c) { last_used_ = c; }
+  // The predictor of the most recent intercepted call (for papshim_edge).
+  std::shared_ptr<Predictor> last_predictor();
+  void set_last_used(CommContext* c) {
+    if (last_used_.load(std::memory_order_relaxed) != c) remember_last(c);
+  }
+  // Communicators whose duplicate the library refused (for the report).
+  std::uint64_t refused() const { return refused_.load(); }
   static CommRegistry& instance();
 
+  // The attribute's delete callback (user frees a communicator).
+  void on_delete(CommContext* ctx);
+
  private:
-  std::mutex mu_;
+  void remember_last(CommContext* c);
+
+  std::mutex mu_;  // guards live_, last_pred_, keyval creation; never held across MPI calls
   std::atomic<int> keyval_{MPI_KEYVAL_INVALID};
   std::uint32_t next_local_ = 0;
-  std::vector<std::unique_ptr<CommContext>> all_;
-  CommContext* last_used_ = nullptr;
+  std::unordered_set<CommContext*> live_;
+  std::atomic<CommContext*> last_used_{nullptr};
+  std::shared_ptr<Predictor> last_pred_;
+  std::atomic<std::uint64_t> refused_{0};
+  std::atomic<long> made_{0};  // private duplicates made so far
 };
 
 }  // namespace papshim

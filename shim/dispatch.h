@@ -29,6 +29,7 @@ struct CallArgs {
 int call_native(const CallArgs& a);
 // The helper thread's precompute callback (auto mode's cost model).
 std::shared_ptr<const void> precompute_selection(const RoundResult& round, const CallShape& shape, int nprocs);
-int dispatch(const CallArgs& a);
+// Never throws: nothing leaves through the C interface.
+int dispatch(const CallArgs& a) noexcept;
 
 }  // namespace papshim

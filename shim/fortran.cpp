@@ -75,30 +75,45 @@ Fn next_symbol(const char* name) {
 using InitFn = void (*)(MPI_Fint*);
 using InitThreadFn = void (*)(MPI_Fint*, MPI_Fint*, MPI_Fint*);
 
-void f_init(const char* next_name, MPI_Fint* ierr) {
+// MPI_INIT: the shim asks for MPI_THREAD_MULTIPLE for its helper thread
+// through the library's own MPI_INIT_THREAD, as the C MPI_Init does.
+void f_init(const char* next_name, const char* next_thread_name, MPI_Fint* ierr) {
   papshim::ReentryGuard g;
-  auto next = next_symbol<InitFn>(next_name);
-  if (!next) {
-    set_ierr(ierr, PMPI_Init(nullptr, nullptr));
-  } else {
-    next(ierr);
-  }
+  const int ask = papshim::thread_level_to_request(MPI_THREAD_SINGLE);
   int granted = MPI_THREAD_SINGLE;
-  PMPI_Query_thread(&granted);
-  if ((!ierr || *ierr == MPI_SUCCESS) && g.first()) papshim::on_init(granted, false);
+  if (ask != MPI_THREAD_SINGLE) {
+    if (auto next = next_symbol<InitThreadFn>(next_thread_name)) {
+      MPI_Fint req = static_cast<MPI_Fint>(ask), prov = 0;
+      next(&req, &prov, ierr);
+      granted = static_cast<int>(prov);
+    } else {
+      set_ierr(ierr, PMPI_Init_thread(nullptr, nullptr, ask, &granted));
+    }
+  } else {
+    if (auto next = next_symbol<InitFn>(next_name)) next(ierr);
+    else set_ierr(ierr, PMPI_Init(nullptr, nullptr));
+    PMPI_Query_thread(&granted);
+  }
+  if ((!ierr || *ierr == MPI_SUCCESS) && g.first())
+    papshim::on_init(granted, ask != MPI_THREAD_SINGLE, papshim::thread_level_to_report(MPI_THREAD_SINGLE, granted));
 }
 
 void f_init_thread(const char* next_name, MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
   papshim::ReentryGuard g;
-  auto next = next_symbol<InitThreadFn>(next_name);
-  if (!next) {
-    int prov = 0;
-    set_ierr(ierr, PMPI_Init_thread(nullptr, nullptr, static_cast<int>(*required), &prov));
-    *provided = static_cast<MPI_Fint>(prov);
+  const int want = static_cast<int>(*required);
+  const int ask = papshim::thread_level_to_request(want);
+  MPI_Fint req = static_cast<MPI_Fint>(ask), prov = 0;
+  if (auto next = next_symbol<InitThreadFn>(next_name)) {
+    next(&req, &prov, ierr);
   } else {
-    next(required, provided, ierr);
+    int p = 0;
+    set_ierr(ierr, PMPI_Init_thread(nullptr, nullptr, ask, &p));
+    prov = static_cast<MPI_Fint>(p);
   }
-  if ((!ierr || *ierr == MPI_SUCCESS) && g.first()) papshim::on_init(static_cast<int>(*provided), false);
+  const int granted = static_cast<int>(prov);
+  const int told = ask == want ? granted : papshim::thread_level_to_report(want, granted);
+  *provided = static_cast<MPI_Fint>(told);
+  if ((!ierr || *ierr == MPI_SUCCESS) && g.first()) papshim::on_init(granted, ask != want, told);
 }
 
 void f_finalize(const char* next_name, MPI_Fint* ierr) {
@@ -128,8 +143,8 @@ extern "C" {
                                                    MPI_Fint* rc, MPI_Fint* rt, MPI_Fint* comm, MPI_Fint* ierr) { \
     f_allgather(sb, sc, st, rb, rc, rt, comm, ierr, __builtin_return_address(0));                                \
   }
-#define INIT(name, next)                                                                                         \
-  __attribute__((visibility("default"))) void name(MPI_Fint* ierr) { f_init(next, ierr); }
+#define INIT(name, next, next_thread)                                                                             \
+  __attribute__((visibility("default"))) void name(MPI_Fint* ierr) { f_init(next, next_thread, ierr); }
 #define INIT_THREAD(name, next)                                                                                  \
   __attribute__((visibility("default"))) void name(MPI_Fint* req, MPI_Fint* prov, MPI_Fint* ierr) {             \
     f_init_thread(next, req, prov, ierr);                                                                        \
@@ -142,8 +157,9 @@ ALLREDUCE(mpi_allreduce_f08_)
 REDUCE(mpi_reduce) REDUCE(mpi_reduce_) REDUCE(mpi_reduce__) REDUCE(MPI_REDUCE) REDUCE(mpi_reduce_f08_)
 ALLGATHER(mpi_allgather) ALLGATHER(mpi_allgather_) ALLGATHER(mpi_allgather__) ALLGATHER(MPI_ALLGATHER)
 ALLGATHER(mpi_allgather_f08_)
-INIT(mpi_init, "mpi_init") INIT(mpi_init_, "mpi_init_") INIT(mpi_init__, "mpi_init__") INIT(MPI_INIT, "MPI_INIT")
-INIT(mpi_init_f08_, "mpi_init_f08_")
+INIT(mpi_init, "mpi_init", "mpi_init_thread") INIT(mpi_init_, "mpi_init_", "mpi_init_thread_")
+INIT(mpi_init__, "mpi_init__", "mpi_init_thread__") INIT(MPI_INIT, "MPI_INIT", "MPI_INIT_THREAD")
+INIT(mpi_init_f08_, "mpi_init_f08_", "mpi_init_thread_f08_")
 INIT_THREAD(mpi_init_thread, "mpi_init_thread") INIT_THREAD(mpi_init_thread_, "mpi_init_thread_")
 INIT_THREAD(mpi_init_thread__, "mpi_init_thread__") INIT_THREAD(MPI_INIT_THREAD, "MPI_INIT_THREAD")
 INIT_THREAD(mpi_init_thread_f08_, "mpi_init_thread_f08_")

@@ -3,30 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <set>
+#include <cstring>
+#include <limits>
 #include <sstream>
-#include <tuple>
-#include <unordered_map>
+#include <type_traits>
 
 namespace papshim {
 
 namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::stringstream ss(s);
-  while (std::getline(ss, cur, sep)) out.push_back(cur);
-  return out;
-}
-
-void add_counts(std::map<std::string, std::uint64_t>& into, const std::string& list) {
-  for (const auto& item : split(list, ',')) {
-    const auto eq = item.rfind('=');
-    if (eq == std::string::npos) continue;
-    into[item.substr(0, eq)] += std::stoull(item.substr(eq + 1));
-  }
-}
 
 std::string json_escape(const std::string& s) {
   std::string out;
@@ -53,7 +37,187 @@ std::string counts_json(const std::map<std::string, std::uint64_t>& m) {
   return out + "}";
 }
 
+std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// ---- message encoding: fixed-width native words, strings with a length ----
+
+constexpr std::uint64_t kMagic = 0x3152535348534150ull;  // "PAPSHSR1"
+
+class Writer {
+ public:
+  template <typename T>
+  void put(T v) {
+    static_assert(std::is_trivially_copyable<T>::value && sizeof(T) == 8, "8-byte words only");
+    const auto at = out_.size();
+    out_.resize(at + 8);
+    std::memcpy(&out_[at], &v, 8);
+  }
+  void put(const std::string& s) {
+    put<std::uint64_t>(s.size());
+    out_ += s;
+  }
+  void put(const std::map<std::string, std::uint64_t>& m) {
+    put<std::uint64_t>(m.size());
+    for (const auto& [k, v] : m) put(k), put<std::uint64_t>(v);
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  Reader(const char* p, std::size_t n) : p_(p), left_(n) {}
+  template <typename T>
+  bool get(T& v) {
+    static_assert(std::is_trivially_copyable<T>::value && sizeof(T) == 8, "8-byte words only");
+    if (left_ < 8) return false;
+    std::memcpy(&v, p_, 8);
+    p_ += 8, left_ -= 8;
+    return true;
+  }
+  bool get(std::string& s) {
+    std::uint64_t n = 0;
+    if (!get(n) || n > left_) return false;
+    s.assign(p_, static_cast<std::size_t>(n));
+    p_ += n, left_ -= n;
+    return true;
+  }
+  bool get(std::map<std::string, std::uint64_t>& m) {
+    std::uint64_t n = 0;
+    if (!count(n, 16)) return false;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::string k;
+      std::uint64_t v = 0;
+      if (!get(k) || !get(v)) return false;
+      m[k] += v;
+    }
+    return true;
+  }
+  // A count of items of at least `min_bytes` each: never more than the rest
+  // of the message could hold (a damaged count allocates nothing).
+  bool count(std::uint64_t& n, std::size_t min_bytes) { return get(n) && n <= left_ / min_bytes; }
+  bool done() const { return left_ == 0; }
+
+ private:
+  const char* p_;
+  std::size_t left_;
+};
+
 }  // namespace
+
+// ---- sampling -------------------------------------------------------------
+
+std::uint64_t sample_hash(std::uint64_t comm_id, std::uint64_t seq) { return mix64(mix64(comm_id) ^ seq); }
+
+int sample_rank(std::uint64_t hash) {
+  if (hash == 0) return kMaxSampleLevel;
+  int n = 0;
+  while ((hash & 1u) == 0) hash >>= 1, ++n;
+  return n;
+}
+
+std::vector<std::uint64_t> sample_call_weights(const RankStats& s) {
+  std::vector<std::uint64_t> w(kMaxSampleLevel + 1, 0);
+  for (const auto& a : s.samples) {
+    const int size = a.site < s.sites.size() ? std::max(s.sites[a.site].comm_size, 1) : 1;
+    w[static_cast<std::size_t>(sample_rank(sample_hash(a.comm_id, a.seq)))] +=
+        (std::uint64_t{1} << kCallWeightBits) / static_cast<std::uint64_t>(size);
+  }
+  for (int l = kMaxSampleLevel - 1; l >= 0; --l) w[static_cast<std::size_t>(l)] += w[static_cast<std::size_t>(l + 1)];
+  return w;
+}
+
+int choose_sample_level(const std::vector<std::uint64_t>& weights, int min_level, std::uint64_t budget) {
+  // Weights are rounded down, so a sum may fall short of the calls by one
+  // unit per sample: compare with the budget in whole calls, rounded up.
+  const std::uint64_t limit = (budget << kCallWeightBits) | ((std::uint64_t{1} << kCallWeightBits) - 1);
+  int l = std::clamp(min_level, 0, kMaxSampleLevel);
+  while (l < kMaxSampleLevel && l < static_cast<int>(weights.size()) && weights[static_cast<std::size_t>(l)] > limit)
+    ++l;
+  return l;
+}
+
+void thin_samples(RankStats& s, int level) {
+  if (level > s.level)
+    s.samples.erase(std::remove_if(s.samples.begin(), s.samples.end(),
+                                   [level](const SampleRecord& a) { return !sampled_at(a.comm_id, a.seq, level); }),
+                    s.samples.end());
+  s.level = std::max(s.level, level);
+}
+
+// ---- packing --------------------------------------------------------------
+
+std::string pack_rank_stats(const RankStats& s) {
+  Writer w;
+  w.put<std::uint64_t>(kMagic);
+  w.put<std::int64_t>(s.level);
+  w.put<std::uint64_t>(s.sites.size());
+  for (const auto& x : s.sites) {
+    w.put(x.op);
+    w.put<std::int64_t>(x.comm_size);
+    w.put(x.key);
+    w.put<std::uint64_t>(x.communicators);
+    w.put<std::uint64_t>(x.calls);
+    w.put<std::uint64_t>(x.bytes);
+    w.put<double>(x.sum_elapsed);
+    w.put<double>(x.max_elapsed);
+    w.put(x.algorithms);
+    w.put(x.fallbacks);
+    w.put<std::uint64_t>(x.auto_decisions);
+    w.put<std::uint64_t>(x.ready);
+    w.put<std::uint64_t>(x.predicted_calls);
+    w.put<double>(x.sum_abs_error);
+  }
+  w.put<std::uint64_t>(s.samples.size());
+  for (const auto& a : s.samples) {
+    w.put<std::uint64_t>(a.comm_id);
+    w.put<std::uint64_t>(a.seq);
+    w.put<double>(a.arrival);
+    w.put<double>(a.exit);
+    w.put<double>(a.predicted);
+    w.put<std::uint64_t>(a.site);
+  }
+  return w.take();
+}
+
+bool unpack_rank_stats(const char* data, std::size_t size, RankStats& out) {
+  Reader r(data, size);
+  out = RankStats{};
+  std::uint64_t magic = 0, n = 0;
+  std::int64_t level = 0;
+  if (!r.get(magic) || magic != kMagic || !r.get(level) || level < 0 || level > kMaxSampleLevel) return false;
+  out.level = static_cast<int>(level);
+  if (!r.count(n, 13 * 8)) return false;
+  out.sites.resize(static_cast<std::size_t>(n));
+  for (auto& x : out.sites) {
+    std::int64_t comm_size = 0;
+    if (!r.get(x.op) || !r.get(comm_size) || comm_size < 0 || comm_size > std::numeric_limits<int>::max() ||
+        !r.get(x.key) || !r.get(x.communicators) || !r.get(x.calls) || !r.get(x.bytes) || !r.get(x.sum_elapsed) ||
+        !r.get(x.max_elapsed) || !r.get(x.algorithms) || !r.get(x.fallbacks) || !r.get(x.auto_decisions) ||
+        !r.get(x.ready) || !r.get(x.predicted_calls) || !r.get(x.sum_abs_error))
+      return false;
+    x.comm_size = static_cast<int>(comm_size);
+  }
+  if (!r.count(n, 6 * 8)) return false;
+  out.samples.resize(static_cast<std::size_t>(n));
+  for (auto& a : out.samples) {
+    std::uint64_t site = 0;
+    if (!r.get(a.comm_id) || !r.get(a.seq) || !r.get(a.arrival) || !r.get(a.exit) || !r.get(a.predicted) ||
+        !r.get(site) || site >= out.sites.size())
+      return false;
+    a.site = static_cast<std::uint32_t>(site);
+  }
+  return r.done();
+}
+
+// ---- merging --------------------------------------------------------------
 
 double mean_spread(const ReportSite& s) {
   return s.spread_calls ? s.sum_spread / static_cast<double>(s.spread_calls) : 0.0;
@@ -69,94 +233,107 @@ double mean_abs_error(const ReportSite& s) {
   return s.predicted_calls ? s.sum_abs_error / static_cast<double>(s.predicted_calls) : 0.0;
 }
 
-Report merge_report(const ReportHeader& header, const std::vector<std::string>& site_texts,
-                    const std::vector<std::vector<ArrivalRecord>>& arrivals,
-                    const std::function<ResolvedSite(const std::string&)>& resolve) {
-  Report rep;
-  rep.header = header;
-  const int nranks = static_cast<int>(site_texts.size());
-  using Agg = std::tuple<std::string, std::string, int>;  // op, key, comm size
-  std::map<Agg, std::size_t> index;
-  std::map<Agg, std::set<std::uint64_t>> comms;
-  std::vector<std::unordered_map<std::uint64_t, std::size_t>> local_to_site(nranks);
-
-  // Sites: one line per (op, communicator, call site) per rank.
-  for (int r = 0; r < nranks; ++r) {
-    for (const auto& line : split(site_texts[r], '\n')) {
-      auto f = split(line, '\t');
-      if (f.size() < 9) continue;
-      f.resize(13);
-      const Agg agg{f[0], f[3], std::stoi(f[2])};
-      auto [it, inserted] = index.try_emplace(agg, rep.sites.size());
-      if (inserted) {
-        ReportSite s;
-        s.op = f[0];
-        s.key = f[3];
-        s.comm_size = std::stoi(f[2]);
-        s.calls_per_rank.assign(static_cast<std::size_t>(nranks), 0);
-        rep.sites.push_back(std::move(s));
-      }
-      ReportSite& s = rep.sites[it->second];
-      const auto calls = std::stoull(f[4]);
-      s.calls += calls;
-      s.calls_per_rank[static_cast<std::size_t>(r)] += calls;
-      s.bytes += std::stoull(f[5]);
-      s.sum_elapsed += std::stod(f[6]);
-      s.max_elapsed = std::max(s.max_elapsed, std::stod(f[7]));
-      add_counts(s.algorithms, f[9]);
-      add_counts(s.fallbacks, f[10]);
-      if (!f[11].empty()) s.auto_decisions += std::stoull(f[11]);
-      if (!f[12].empty()) s.ready += std::stoull(f[12]);
-      comms[agg].insert(std::stoull(f[1]));
-      local_to_site[r][std::stoull(f[8])] = it->second;
-    }
-  }
-  for (const auto& [agg, ids] : comms) rep.sites[index[agg]].communicators = static_cast<int>(ids.size());
-
-  // Prediction error, per rank-call that had a prediction.
-  for (int r = 0; r < nranks && r < static_cast<int>(arrivals.size()); ++r)
-    for (const auto& a : arrivals[r]) {
-      auto found = local_to_site[r].find(a.site_hash);
-      if (found == local_to_site[r].end() || !std::isfinite(a.predicted)) continue;
-      auto& s = rep.sites[found->second];
-      s.predicted_calls++;
-      s.sum_abs_error += std::fabs(a.predicted - a.arrival);
-    }
-
-  // Arrival spread: group the records of one call (communicator, sequence).
-  struct Call { double lo = 1e300, hi = -1e300; int n = 0; std::set<std::size_t> sites; int size = 0; };
-  std::map<std::pair<std::uint64_t, std::uint64_t>, Call> calls;
-  for (int r = 0; r < nranks && r < static_cast<int>(arrivals.size()); ++r)
-    for (const auto& a : arrivals[r]) {
-      auto found = local_to_site[r].find(a.site_hash);
-      if (found == local_to_site[r].end()) continue;
-      auto& c = calls[{a.comm_id, a.seq}];
-      c.lo = std::min(c.lo, a.arrival);
-      c.hi = std::max(c.hi, a.arrival);
-      c.n++;
-      c.sites.insert(found->second);
-      c.size = rep.sites[found->second].comm_size;
-    }
-  for (const auto& [id, c] : calls) {
-    if (c.n != c.size) continue;  // some rank's record was dropped
-    for (auto si : c.sites) {
-      auto& s = rep.sites[si];
-      s.spread_calls++;
-      s.sum_spread += c.hi - c.lo;
-      s.max_spread = std::max(s.max_spread, c.hi - c.lo);
-    }
-  }
-
-  for (auto& s : rep.sites) {
-    const auto rs = resolve(s.key);
-    s.function = rs.function;
-    s.file_line = rs.file_line;
-  }
-  std::stable_sort(rep.sites.begin(), rep.sites.end(),
-                   [](const ReportSite& a, const ReportSite& b) { return a.sum_elapsed > b.sum_elapsed; });
-  for (std::size_t i = 0; i < rep.sites.size(); ++i) rep.sites[i].id = static_cast<int>(i + 1);
-  return rep;
+ReportMerger::ReportMerger(const ReportHeader& header, int nranks, Resolver resolve)
+    : nranks_(std::max(nranks, 0)), resolve_(std::move(resolve)) {
+  rep_.header = header;
 }
+
+std::vector<std::size_t> ReportMerger::add_rank(int rank, const RankStats& s) {
+  std::vector<std::size_t> rows;
+  rows.reserve(s.sites.size());
+  for (const auto& x : s.sites) {
+    auto [it, inserted] = index_.try_emplace({x.op, x.key, x.comm_size}, rep_.sites.size());
+    if (inserted) {
+      ReportSite n;
+      n.op = x.op;
+      n.key = x.key;
+      n.comm_size = x.comm_size;
+      const auto where = resolve_(x.key);
+      n.function = where.function;
+      n.file_line = where.file_line;
+      n.calls_per_rank.assign(static_cast<std::size_t>(nranks_), 0);
+      rep_.sites.push_back(std::move(n));
+    }
+    ReportSite& m = rep_.sites[it->second];
+    m.calls += x.calls;
+    if (rank >= 0 && rank < nranks_) m.calls_per_rank[static_cast<std::size_t>(rank)] += x.calls;
+    m.bytes += x.bytes;
+    m.sum_elapsed += x.sum_elapsed;
+    m.max_elapsed = std::max(m.max_elapsed, x.max_elapsed);
+    m.communicators = std::max(m.communicators, x.communicators);
+    for (const auto& [k, v] : x.algorithms) m.algorithms[k] += v;
+    for (const auto& [k, v] : x.fallbacks) m.fallbacks[k] += v;
+    m.auto_decisions += x.auto_decisions;
+    m.ready += x.ready;
+    m.predicted_calls += x.predicted_calls;
+    m.sum_abs_error += x.sum_abs_error;
+    rows.push_back(it->second);
+  }
+  for (const auto& a : s.samples)
+    if (a.site < rows.size() && sampled_at(a.comm_id, a.seq, rep_.header.sample_level))
+      add_sample(a, static_cast<std::uint32_t>(rows[a.site]));
+  return rows;
+}
+
+// One rank's arrival at a sampled call; once every rank of the communicator
+// has reported it, its spread goes to the rows its ranks called it from.
+void ReportMerger::add_sample(const SampleRecord& a, std::uint32_t row) {
+  const auto size = static_cast<std::uint32_t>(std::max(rep_.sites[row].comm_size, 1));
+  const auto it =
+      pending_.try_emplace(CallKey{a.comm_id, a.seq}, Pending{a.arrival, a.arrival, 0, size, row, kNone}).first;
+  Pending& p = it->second;
+  p.lo = std::min(p.lo, a.arrival);
+  p.hi = std::max(p.hi, a.arrival);
+  p.seen++;
+  if (row != p.row) {
+    if (p.more == kNone) {
+      if (free_more_.empty()) {
+        p.more = static_cast<std::uint32_t>(more_rows_.size());
+        more_rows_.emplace_back();
+      } else {
+        p.more = free_more_.back();
+        free_more_.pop_back();
+      }
+    }
+    auto& more = more_rows_[p.more];
+    if (std::find(more.begin(), more.end(), row) == more.end()) more.push_back(row);
+  }
+  if (p.seen < p.size) return;
+  const double spread = p.hi - p.lo;
+  auto fold = [&](std::uint32_t r) {
+    auto& m = rep_.sites[r];
+    m.spread_calls++;
+    m.sum_spread += spread;
+    m.max_spread = std::max(m.max_spread, spread);
+  };
+  fold(p.row);
+  if (p.more != kNone) {
+    for (auto r : more_rows_[p.more]) fold(r);
+    more_rows_[p.more].clear();
+    free_more_.push_back(p.more);
+  }
+  pending_.erase(it);
+}
+
+Report ReportMerger::finish() {
+  // Calls still pending lack some rank's arrival: they give no spread.
+  pending_.clear();
+  more_rows_.clear();
+  std::stable_sort(rep_.sites.begin(), rep_.sites.end(),
+                   [](const ReportSite& a, const ReportSite& b) { return a.sum_elapsed > b.sum_elapsed; });
+  for (std::size_t i = 0; i < rep_.sites.size(); ++i) rep_.sites[i].id = static_cast<int>(i + 1);
+  index_.clear();
+  return std::move(rep_);
+}
+
+Report merge_report(ReportHeader header, const std::vector<RankStats>& ranks, const Resolver& resolve) {
+  for (const auto& s : ranks) header.sample_level = std::max(header.sample_level, s.level);
+  ReportMerger m(header, static_cast<int>(ranks.size()), resolve);
+  for (std::size_t r = 0; r < ranks.size(); ++r) m.add_rank(static_cast<int>(r), ranks[r]);
+  return m.finish();
+}
+
+// ---- formatting -----------------------------------------------------------
 
 std::string format_text(const Report& r) {
   std::ostringstream o;
@@ -177,7 +354,12 @@ std::string format_text(const Report& r) {
                   r.header.thread_mode.c_str(), 1e3 * r.header.helper_cpu_mean, 1e3 * r.header.helper_cpu_max);
     o << line;
   }
-  if (r.header.arrivals_truncated) o << "  note: arrival records were capped; spreads cover the first calls only\n";
+  if (r.header.sample_level > 0) {
+    std::snprintf(line, sizeof line,
+                  "  spreads:      measured on 1 in %.0f calls (the same calls on every rank; memory stays bounded)\n",
+                  std::ldexp(1.0, r.header.sample_level));
+    o << line;
+  }
   o << "\n";
   o << "Call sites (times in microseconds; mean/max over every rank's calls;\n"
        "spread = latest minus earliest arrival of one call across its communicator)\n\n";
@@ -187,11 +369,15 @@ std::string format_text(const Report& r) {
   int id = 1;
   for (const auto& s : r.sites) {
     const double calls = s.calls ? static_cast<double>(s.calls) : 1.0;
-    const double spread_mean = s.spread_calls ? s.sum_spread / static_cast<double>(s.spread_calls) : 0.0;
-    std::snprintf(line, sizeof line, "%3d  %-9s %6d %5d %9llu %11.0f %11.1f %11.1f %11.1f %11.1f\n", id++,
-                  s.op.c_str(), s.comm_size, s.communicators, static_cast<unsigned long long>(s.calls),
-                  static_cast<double>(s.bytes) / calls, 1e6 * s.sum_elapsed / calls, 1e6 * s.max_elapsed,
-                  1e6 * spread_mean, 1e6 * s.max_spread);
+    std::snprintf(line, sizeof line, "%3d  %-9s %6d %5llu %9llu %11.0f %11.1f %11.1f", id++, s.op.c_str(),
+                  s.comm_size, static_cast<unsigned long long>(s.communicators),
+                  static_cast<unsigned long long>(s.calls), static_cast<double>(s.bytes) / calls,
+                  1e6 * s.sum_elapsed / calls, 1e6 * s.max_elapsed);
+    o << line;
+    if (s.spread_calls == 0 && s.comm_size > 1)
+      std::snprintf(line, sizeof line, " %11s %11s\n", "-", "-");  // no call with every rank's arrival
+    else
+      std::snprintf(line, sizeof line, " %11.1f %11.1f\n", 1e6 * mean_spread(s), 1e6 * s.max_spread);
     o << line;
   }
   o << "\nCall site locations and algorithms\n\n";
@@ -207,8 +393,14 @@ std::string format_text(const Report& r) {
                     100.0 * static_cast<double>(s.ready) / static_cast<double>(s.auto_decisions));
       o << line;
     }
-    std::snprintf(line, sizeof line, "\n      imbalance factor %.2f (mean spread / one message time)",
-                  imbalance_factor(s, r.header));
+    if (s.spread_calls == 0 && s.comm_size > 1)
+      std::snprintf(line, sizeof line,
+                    "\n      arrival spread not measured (no sampled call with every rank's arrival)");
+    else
+      std::snprintf(line, sizeof line,
+                    "\n      imbalance factor %.2f (mean spread / one message time; spreads of %llu call%s)",
+                    imbalance_factor(s, r.header), static_cast<unsigned long long>(s.spread_calls),
+                    s.spread_calls == 1 ? "" : "s");
     o << line;
     if (s.predicted_calls) {
       const double sp = mean_spread(s);
@@ -232,8 +424,8 @@ std::string format_json(const Report& r) {
   o << std::fixed;
   o << "{\n  \"tool\": \"papshim\",\n  \"ranks\": " << r.header.ranks << ",\n  \"mpi_library\": \""
     << json_escape(r.header.mpi_library) << "\",\n  \"settings\": \"" << json_escape(r.header.config)
-    << "\",\n  \"wall_seconds\": " << r.header.wall_seconds << ",\n  \"arrivals_truncated\": "
-    << (r.header.arrivals_truncated ? "true" : "false") << ",\n  \"cost\": {\"alpha_us\": " << 1e6 * r.header.alpha
+    << "\",\n  \"wall_seconds\": " << r.header.wall_seconds << ",\n  \"arrival_sample_level\": "
+    << r.header.sample_level << ",\n  \"cost\": {\"alpha_us\": " << 1e6 * r.header.alpha
     << ", \"beta_ns_per_byte\": " << 1e9 * r.header.beta << ", \"gamma_ns_per_byte\": " << 1e9 * r.header.gamma
     << "},\n  \"predictor\": \"" << json_escape(r.header.thread_mode) << "\", \"helper_cpu_ms_mean\": "
     << 1e3 * r.header.helper_cpu_mean << ", \"helper_cpu_ms_max\": " << 1e3 * r.header.helper_cpu_max
@@ -249,7 +441,7 @@ std::string format_json(const Report& r) {
     o << "], \"bytes\": " << s.bytes << ", \"mean_elapsed_us\": " << 1e6 * s.sum_elapsed / calls
       << ", \"max_elapsed_us\": " << 1e6 * s.max_elapsed << ", \"arrival_spread_us\": "
       << (s.spread_calls ? 1e6 * s.sum_spread / static_cast<double>(s.spread_calls) : 0.0)
-      << ", \"max_arrival_spread_us\": " << 1e6 * s.max_spread
+      << ", \"max_arrival_spread_us\": " << 1e6 * s.max_spread << ", \"spread_calls\": " << s.spread_calls
       << ", \"imbalance_factor\": " << imbalance_factor(s, r.header)
       << ", \"predictions\": " << s.predicted_calls << ", \"prediction_mae_us\": " << 1e6 * mean_abs_error(s)
       << ", \"auto_decisions\": " << s.auto_decisions << ", \"decisions_ready\": " << s.ready
@@ -261,44 +453,33 @@ std::string format_json(const Report& r) {
   return o.str();
 }
 
-std::string format_timeline(const Report& r, const std::vector<std::string>& site_texts,
-                            const std::vector<std::vector<ArrivalRecord>>& arrivals) {
-  // Local site hash of each rank -> report row.
-  std::vector<std::unordered_map<std::uint64_t, int>> row(site_texts.size());
-  std::map<std::tuple<std::string, std::string, int>, int> id_of;
-  for (const auto& s : r.sites) id_of[{s.op, s.key, s.comm_size}] = s.id;
-  for (std::size_t rank = 0; rank < site_texts.size(); ++rank)
-    for (const auto& line : split(site_texts[rank], '\n')) {
-      const auto f = split(line, '\t');
-      if (f.size() < 9) continue;
-      row[rank][std::stoull(f[8])] = id_of[{f[0], f[3], std::stoi(f[2])}];
-    }
-  double t0 = 1e300;
-  for (const auto& v : arrivals)
-    for (const auto& a : v) t0 = std::min(t0, a.arrival);
+// ---- timeline -------------------------------------------------------------
+
+std::string timeline_begin() { return "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n"; }
+
+std::string timeline_end() { return "\n]}\n"; }
+
+std::string timeline_site_name(const ReportSite& s) {
+  return s.op + " at " + (s.file_line.empty() ? s.function : s.file_line);
+}
+
+std::string timeline_rank_events(int rank, const RankStats& s, const std::vector<std::string>& site_names, double t0,
+                                 bool first_rank) {
   std::ostringstream o;
   o.precision(3);
-  o << std::fixed << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
-  bool first = true;
-  for (std::size_t rank = 0; rank < arrivals.size(); ++rank) {
-    o << (first ? "" : ",\n") << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << rank
-      << ", \"args\": {\"name\": \"rank " << rank << "\"}}";
-    first = false;
-    for (const auto& a : arrivals[rank]) {
-      auto it = row[rank].find(a.site_hash);
-      const int id = it == row[rank].end() ? 0 : it->second;
-      const std::string op = id > 0 ? r.sites[static_cast<std::size_t>(id - 1)].op : "call";
-      o << ",\n{\"ph\": \"X\", \"pid\": " << rank << ", \"tid\": 0, \"name\": \"" << op << " site " << id
-        << "\", \"ts\": " << 1e6 * (a.arrival - t0) << ", \"dur\": " << 1e6 * (a.exit - a.arrival)
-        << ", \"args\": {\"call\": " << a.seq;
-      if (std::isfinite(a.predicted)) o << ", \"predicted_ts\": " << 1e6 * (a.predicted - t0);
-      o << "}}";
-      if (std::isfinite(a.predicted))
-        o << ",\n{\"ph\": \"i\", \"s\": \"t\", \"pid\": " << rank << ", \"tid\": 0, \"name\": \"predicted arrival\", \"ts\": "
-          << 1e6 * (a.predicted - t0) << "}";
-    }
+  o << std::fixed << (first_rank ? "" : ",\n") << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << rank
+    << ", \"args\": {\"name\": \"rank " << rank << "\"}}";
+  for (const auto& a : s.samples) {
+    const std::string name = a.site < site_names.size() ? json_escape(site_names[a.site]) : "call";
+    o << ",\n{\"ph\": \"X\", \"pid\": " << rank << ", \"tid\": 0, \"name\": \"" << name
+      << "\", \"ts\": " << 1e6 * (a.arrival - t0) << ", \"dur\": " << 1e6 * (a.exit - a.arrival)
+      << ", \"args\": {\"call\": " << a.seq << ", \"comm\": " << a.comm_id;
+    if (std::isfinite(a.predicted)) o << ", \"predicted_ts\": " << 1e6 * (a.predicted - t0);
+    o << "}}";
+    if (std::isfinite(a.predicted))
+      o << ",\n{\"ph\": \"i\", \"s\": \"t\", \"pid\": " << rank
+        << ", \"tid\": 0, \"name\": \"predicted arrival\", \"ts\": " << 1e6 * (a.predicted - t0) << "}";
   }
-  o << "\n]}\n";
   return o.str();
 }
 

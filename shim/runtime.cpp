@@ -7,7 +7,10 @@
 // which writes the report, then frees every private communicator.
 #include "shim/runtime.h"
 
+#include <pthread.h>
 #include <unistd.h>
+
+#include <cctype>
 
 #include <algorithm>
 #include <climits>
@@ -23,7 +26,7 @@
 #include "predictor/helper_thread.h"
 #include "shim/comm_context.h"
 #include "shim/dispatch.h"
-#include "shim/report.h"
+#include "shim/report_writer.h"
 #include "shim/stats.h"
 
 namespace papshim {
@@ -99,7 +102,8 @@ void start_helper(Runtime& rt) {
     rt.thread_mode = "inline (PAPSHIM_HELPER_THREAD=0)";
   } else if (rt.thread_level < MPI_THREAD_MULTIPLE) {
     rt.thread_mode = "inline (MPI did not grant MPI_THREAD_MULTIPLE)";
-    if (rt.world_rank == 0) log().warn("the predictor runs inline: MPI did not grant MPI_THREAD_MULTIPLE");
+    if (rt.world_rank == 0 && rt.asked_multiple)
+      log().warn("the predictor runs inline: MPI did not grant MPI_THREAD_MULTIPLE");
   } else if (HelperThread::instance().start(precompute_selection)) {
     rt.thread_mode = "helper thread";
     return;
@@ -109,98 +113,33 @@ void start_helper(Runtime& rt) {
   log().info("predictor mode: {}", rt.thread_mode);
 }
 
-std::string non_default_settings(const Config& cfg) {
-  std::string out;
-  for (const auto& spec : param_specs())
-    for (const auto& [name, v] : cfg.values)
-      if (name == spec.name && v != spec.def) out += (out.empty() ? "" : " ") + name + "=" + v;
-  return out;
-}
-
-std::string mpi_library() {
-  char buf[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
-  int len = 0;
-  PMPI_Get_library_version(buf, &len);
-  std::string s(buf, static_cast<std::size_t>(len));
-  if (const auto nl = s.find_first_of("\n,"); nl != std::string::npos) s.resize(nl);
-  return s;
-}
-
-// Gathers a byte string from every rank to rank 0 of `comm`.
-std::vector<std::string> gather_bytes(const std::string& mine, MPI_Comm comm, int rank, int size) {
-  int len = static_cast<int>(mine.size());
-  std::vector<int> lens(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
-  PMPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm);
-  std::string all;
-  if (rank == 0) {
-    long total = 0;
-    for (int i = 0; i < size; ++i) displs[static_cast<std::size_t>(i)] = static_cast<int>(total), total += lens[static_cast<std::size_t>(i)];
-    all.resize(static_cast<std::size_t>(total));
-  }
-  PMPI_Gatherv(mine.data(), len, MPI_BYTE, all.data(), lens.data(), displs.data(), MPI_BYTE, 0, comm);
-  std::vector<std::string> out;
-  if (rank == 0)
-    for (int i = 0; i < size; ++i)
-      out.push_back(all.substr(static_cast<std::size_t>(displs[static_cast<std::size_t>(i)]), static_cast<std::size_t>(lens[static_cast<std::size_t>(i)])));
-  return out;
-}
-
-void write_report(Runtime& rt) {
-  const std::string sites = Stats::instance().serialize_sites();
-  const auto recs = Stats::instance().arrivals();
-  const std::string rec_bytes(reinterpret_cast<const char*>(recs.data()), recs.size() * sizeof(ArrivalRecord));
-  int truncated = Stats::instance().arrivals_truncated() ? 1 : 0, any_truncated = 0;
-  PMPI_Reduce(&truncated, &any_truncated, 1, MPI_INT, MPI_MAX, 0, rt.world_priv);
-  double offset = std::fabs(rt.cal.clock_offset), max_offset = 0;
-  PMPI_Reduce(&offset, &max_offset, 1, MPI_DOUBLE, MPI_MAX, 0, rt.world_priv);
-  double cpu = HelperThread::instance().cpu_seconds(), cpu_sum = 0, cpu_max = 0;
-  PMPI_Reduce(&cpu, &cpu_sum, 1, MPI_DOUBLE, MPI_SUM, 0, rt.world_priv);
-  PMPI_Reduce(&cpu, &cpu_max, 1, MPI_DOUBLE, MPI_MAX, 0, rt.world_priv);
-  auto all_sites = gather_bytes(sites, rt.world_priv, rt.world_rank, rt.world_size);
-  auto all_recs = gather_bytes(rec_bytes, rt.world_priv, rt.world_rank, rt.world_size);
-  if (rt.world_rank != 0) return;
-
-  std::vector<std::vector<ArrivalRecord>> arrivals(all_recs.size());
-  for (std::size_t r = 0; r < all_recs.size(); ++r) {
-    arrivals[r].resize(all_recs[r].size() / sizeof(ArrivalRecord));
-    std::memcpy(arrivals[r].data(), all_recs[r].data(), arrivals[r].size() * sizeof(ArrivalRecord));
-  }
-  ReportHeader h;
-  h.ranks = rt.world_size;
-  h.mpi_library = mpi_library();
-  h.config = non_default_settings(rt.cfg);
-  h.arrivals_truncated = any_truncated != 0;
-  h.wall_seconds = common_now() - rt.t_init;
-  h.alpha = rt.cal.cost.alpha;
-  h.beta = rt.cal.cost.beta;
-  h.gamma = rt.cal.cost.gamma;
-  h.max_clock_offset = max_offset;
-  h.thread_mode = rt.thread_mode;
-  h.helper_cpu_mean = cpu_sum / rt.world_size;
-  h.helper_cpu_max = cpu_max;
-  const Report rep = merge_report(h, all_sites, arrivals, resolve_callsite_key);
-  auto write = [](const std::string& path, const std::string& text) {
-    std::ofstream f(path);
-    if (!(f << text)) std::fprintf(stderr, "papshim: warning: cannot write %s\n", path.c_str());
-  };
-  if (rt.cfg.report != "off") {
-    write(rt.cfg.report + ".txt", format_text(rep));
-    write(rt.cfg.report + ".json", format_json(rep));
-    log().info("report written to {}.txt and {}.json", rt.cfg.report, rt.cfg.report);
-  }
-  if (!rt.cfg.timeline.empty()) write(rt.cfg.timeline, format_timeline(rep, all_sites, arrivals));
-}
-
 }  // namespace
 
 namespace {
 bool env_flag(const char* name, bool def) {
   const char* v = std::getenv(name);
   if (!v) return def;
-  const std::string s(v);
+  std::string s(v);
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (s == "1" || s == "yes" || s == "true" || s == "on") return true;
   if (s == "0" || s == "no" || s == "false" || s == "off" || s.empty()) return false;
   return def;
+}
+// exit() without MPI_Finalize: the helper thread is stopped and joined
+// before static destruction, and the process leaves with its own code.
+void stop_at_exit() {
+  Runtime& rt = runtime();
+  if (!rt.initialised) return;
+  rt.active = false;
+  HelperThread::instance().stop();
+}
+
+// A forked child has no helper thread and must not use the parent's MPI
+// state: papshim stays out of its way.
+void forget_in_child() {
+  runtime().active = false;
+  runtime().initialised = false;
+  HelperThread::instance().forget_after_fork();
 }
 }  // namespace
 
@@ -211,12 +150,14 @@ int thread_level_to_request(int required) {
 
 int thread_level_to_report(int required, int granted) { return std::min(required, granted); }
 
-void on_init(int granted, bool asked_multiple) {
+void on_init(int granted, bool asked_multiple, int told) {
   Runtime& rt = runtime();
   if (rt.initialised) return;
   rt.initialised = true;
   rt.thread_level = granted;
+  rt.thread_level_told = told;
   rt.asked_multiple = asked_multiple;
+
   std::string parse_error;
   try {
     rt.cfg = parse_config_from_environment();
@@ -227,7 +168,6 @@ void on_init(int granted, bool asked_multiple) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &rt.world_rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &rt.world_size);
   PMPI_Comm_dup(MPI_COMM_WORLD, &rt.world_priv);
-  PMPI_Comm_dup(MPI_COMM_SELF, &rt.self_priv);
   validate_across_ranks(rt, parse_error);
   if (!rt.cfg.disable) {
     // Several nodes: no node holds every rank (the same answer on every rank).
@@ -247,6 +187,14 @@ void on_init(int granted, bool asked_multiple) {
   if (rt.cfg.help && rt.world_rank == 0) std::fputs(describe_params().c_str(), stderr);
   rt.active = !rt.cfg.disable;
   start_helper(rt);
+  // Registered after everything the handlers use was constructed, so they
+  // run before any of it is destroyed.
+  static const bool hooks = [] {
+    std::atexit(stop_at_exit);
+    pthread_atfork(nullptr, nullptr, forget_in_child);
+    return true;
+  }();
+  (void)hooks;
   log().info("papshim active={} allreduce={} reduce={} allgather={} clock offset {:.1f} us (rtt {:.1f} us) "
              "alpha {:.2f} us beta {:.4f} ns/B gamma {:.4f} ns/B",
              rt.active.load(), rt.cfg.allreduce, rt.cfg.reduce, rt.cfg.allgather, 1e6 * rt.cal.clock_offset,
@@ -262,7 +210,6 @@ void on_finalize() {
   if (was_active && (rt.cfg.report != "off" || !rt.cfg.timeline.empty())) write_report(rt);
   CommRegistry::instance().release_all();
   if (rt.world_priv != MPI_COMM_NULL) PMPI_Comm_free(&rt.world_priv);
-  if (rt.self_priv != MPI_COMM_NULL) PMPI_Comm_free(&rt.self_priv);
   log().flush();
   rt.initialised = false;
 }

@@ -17,10 +17,10 @@ struct Runtime {
   bool initialised = false;
   int world_rank = 0, world_size = 1;
   MPI_Comm world_priv = MPI_COMM_NULL;
-  MPI_Comm self_priv = MPI_COMM_NULL;
   double t_init = 0;
   Calibration cal;  // clock offset to rank 0 and cost figures
   int thread_level = MPI_THREAD_SINGLE;  // what MPI granted
+  int thread_level_told = MPI_THREAD_SINGLE;  // what the application was told (MPI_Query_thread)
   bool asked_multiple = false;           // the shim asked for MPI_THREAD_MULTIPLE
   std::string thread_mode;               // for the report
   bool multi_node = false;               // MPI_COMM_WORLD spans several nodes
@@ -57,8 +57,9 @@ class ReentryGuard {
 
 // Called right after the MPI library initialised (C and Fortran paths).
 // `granted`: the thread level MPI granted; `asked_multiple`: the shim
-// raised the request.
-void on_init(int granted, bool asked_multiple);
+// asked for more than the application; `told`: the level the application
+// was told (MPI_Query_thread answers it).
+void on_init(int granted, bool asked_multiple, int told);
 // Called right before the MPI library finalises.
 void on_finalize();
 

@@ -1,25 +1,70 @@
 #include "shim/stats.h"
 
-#include <sstream>
+#include <algorithm>
+#include <cmath>
+
+#include "shim/runtime.h"
 
 namespace papshim {
 
+namespace {
+
+// Adds one row's aggregates to another (a folded row or a report row).
+template <typename Into>
+void fold(Into& into, const SiteStats& from) {
+  into.calls += from.calls;
+  into.bytes += from.bytes;
+  into.sum_elapsed += from.sum_elapsed;
+  into.max_elapsed = std::max(into.max_elapsed, from.max_elapsed);
+  for (const auto& [a, n] : from.algorithms) into.algorithms[a] += n;
+  for (const auto& [r, n] : from.fallbacks) into.fallbacks[r] += n;
+  into.auto_decisions += from.auto_decisions;
+  into.ready += from.ready;
+  into.predicted_calls += from.predicted_calls;
+  into.sum_abs_error += from.sum_abs_error;
+}
+
+}  // namespace
+
 Stats& Stats::instance() {
-  static Stats s;
-  return s;
+  static Stats* s = new Stats;  // outlives static destruction (delete callbacks at exit)
+  return *s;
 }
 
-std::uint64_t site_hash(const std::string& op, const std::string& key) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (char c : op + "|" + key) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  return h;
+void Stats::configure(bool keep_samples, std::size_t capacity) {
+  std::lock_guard<std::mutex> lock(mu_);
+  configured_ = true;
+  keep_ = keep_samples && capacity > 0;
+  capacity_ = capacity;
+  if (!keep_) {
+    samples_.clear();
+    samples_.shrink_to_fit();
+  }
 }
 
-void Stats::record(const SiteKey& key, std::uint64_t seq, double arrival, double exit, double predicted,
-                   std::uint64_t bytes, const char* algorithm, const std::string& fallback_reason,
+std::uint32_t Stats::site_of(const SiteKey& key) {
+  SiteKey k = key;
+  k.comm_id = 0;
+  auto [it, inserted] = site_index_.try_emplace(k, static_cast<std::uint32_t>(sites_.size()));
+  if (inserted) sites_.push_back(Site{k, {}, 0});
+  return it->second;
+}
+
+void Stats::record(const SiteKey& key, std::uint64_t global_comm_id, std::uint64_t seq, double arrival, double exit,
+                   double predicted, std::uint64_t bytes, const char* algorithm, const std::string& fallback_reason,
                    bool auto_decision, bool ready) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto& s = sites_[key];
+  if (!configured_) {
+    const Config& cfg = runtime().cfg;
+    configured_ = true;
+    keep_ = cfg.report != "off" || !cfg.timeline.empty();
+  }
+  auto it = rows_.find(key);
+  if (it == rows_.end()) {
+    it = rows_.emplace(key, Row{{}, site_of(key)}).first;
+    keys_by_comm_[key.comm_id].push_back(key);
+  }
+  SiteStats& s = it->second.s;
   const double elapsed = exit - arrival;
   s.calls++;
   s.bytes += bytes;
@@ -29,36 +74,79 @@ void Stats::record(const SiteKey& key, std::uint64_t seq, double arrival, double
   if (!fallback_reason.empty()) s.fallbacks[fallback_reason]++;
   s.auto_decisions += auto_decision ? 1 : 0;
   s.ready += ready ? 1 : 0;
-  if (arrivals_.size() < kMaxArrivalRecords)
-    arrivals_.push_back(
-        {key.comm_id, seq, CallSiteHash()(key.site) ^ static_cast<std::uint64_t>(key.op), arrival, exit, predicted});
-  else
-    truncated_ = true;
-}
-
-// Line format (tab separated):
-// op comm_id comm_size site_key calls bytes sum_elapsed max_elapsed local_hash algos fallbacks
-// auto_decisions ready
-std::string Stats::serialize_sites() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::ostringstream out;
-  out.precision(17);
-  for (const auto& [k, s] : sites_) {
-    const std::string key = callsite_key(k.site);
-    out << to_string(k.op) << '\t' << k.comm_id << '\t' << k.comm_size << '\t' << key << '\t' << s.calls << '\t'
-        << s.bytes << '\t' << s.sum_elapsed << '\t' << s.max_elapsed << '\t'
-        << (CallSiteHash()(k.site) ^ static_cast<std::uint64_t>(k.op)) << '\t';
-    for (const auto& [a, n] : s.algorithms) out << a << '=' << n << ',';
-    out << '\t';
-    for (const auto& [r, n] : s.fallbacks) out << r << '=' << n << ',';
-    out << '\t' << s.auto_decisions << '\t' << s.ready << '\n';
+  if (std::isfinite(predicted)) {
+    s.predicted_calls++;
+    s.sum_abs_error += std::fabs(predicted - arrival);
   }
-  return out.str();
+  if (keep_ && global_comm_id != 0) sample(global_comm_id, seq, arrival, exit, predicted, it->second.site);
 }
 
-std::vector<ArrivalRecord> Stats::arrivals() const {
+void Stats::sample(std::uint64_t global_comm_id, std::uint64_t seq, double arrival, double exit, double predicted,
+                   std::uint32_t site) {
+  const int rank = sample_rank(sample_hash(global_comm_id, seq));
+  if (rank < level_) return;
+  if (samples_.empty()) samples_.reserve(capacity_);
+  while (samples_.size() >= capacity_ && level_ < kMaxSampleLevel) {
+    ++level_;
+    const int level = level_;
+    samples_.erase(std::remove_if(samples_.begin(), samples_.end(),
+                                  [level](const SampleRecord& a) { return !sampled_at(a.comm_id, a.seq, level); }),
+                   samples_.end());
+  }
+  if (rank < level_ || samples_.size() >= capacity_) return;
+  samples_.push_back(SampleRecord{global_comm_id, seq, arrival, exit, predicted, site});
+}
+
+void Stats::retire_communicator(std::uint64_t local_comm_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  return arrivals_;
+  const auto keys = keys_by_comm_.find(local_comm_id);
+  if (keys == keys_by_comm_.end()) return;
+  for (const SiteKey& key : keys->second) {
+    const auto it = rows_.find(key);
+    Site& site = sites_[it->second.site];
+    fold(site.retired, it->second.s);
+    site.retired_comms++;
+    rows_.erase(it);
+  }
+  keys_by_comm_.erase(keys);
+}
+
+RankStats Stats::snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  RankStats out;
+  out.level = level_;
+  out.sites.resize(sites_.size());
+  for (std::size_t i = 0; i < sites_.size(); ++i) {
+    const Site& site = sites_[i];
+    RankSite& x = out.sites[i];
+    x.op = to_string(site.key.op);
+    x.comm_size = site.key.comm_size;
+    x.key = callsite_key(site.key.site);
+    x.communicators = site.retired_comms;
+    fold(x, site.retired);
+  }
+  for (const auto& [key, row] : rows_) {
+    RankSite& x = out.sites[row.site];
+    x.communicators++;
+    fold(x, row.s);
+  }
+  out.samples = samples_;
+  return out;
+}
+
+int Stats::sample_level() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return level_;
+}
+
+std::size_t Stats::sample_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return samples_.size();
+}
+
+std::size_t Stats::live_rows() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rows_.size();
 }
 
 }  // namespace papshim

@@ -1,10 +1,26 @@
-// Per-rank statistics of intercepted calls, keyed by (operation,
-// communicator, call site), and the arrival records that give the arrival
-// spread once rank 0 has gathered them at MPI_Finalize.
+// Per-rank statistics of intercepted calls: aggregates per (operation,
+// communicator, call site), and a bounded sample of calls with their arrival
+// times, which gives rank 0 the arrival spread across ranks at MPI_Finalize.
+//
+// Works as follows.  A row per (operation, local communicator id, size, call
+// site) sums what the report shows (calls, bytes, times, algorithms, the
+// prediction error of this rank's own predictions).  When the user frees a
+// communicator, retire_communicator() folds its rows into one row per
+// (operation, size, call site) that counts the communicators folded into
+// it, so rows never outnumber the live communicators times the call sites.
+// The sample keeps call (global id, seq) iff its hash has `level` trailing
+// zero bits (shim/report.h); when the buffer is full the level goes up by
+// one and the calls that no longer qualify are dropped, so about half stay.
+// Every rank samples by the same rule, and rank 0 merges at the highest
+// level any rank reached, so it sees the same calls from every rank.
+// Memory per rank is fixed: kSampleCapacity records of 48 bytes (768 KiB)
+// at most, whatever the length of the run.  16384 records leave at least
+// 8192 sampled calls after the last halving: a mean spread to about 1%, and
+// with 1024 ranks of one communicator rank 0 still tracks only 16384 calls.
+// No record is kept when neither the report nor the timeline is written.
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -13,6 +29,7 @@
 
 #include "algorithms/schedule.h"
 #include "shim/callsite.h"
+#include "shim/report.h"
 
 namespace papshim {
 
@@ -25,21 +42,13 @@ struct SiteStats {
   std::map<std::string, std::uint64_t> fallbacks;   // reason -> calls
   std::uint64_t auto_decisions = 0;  // calls decided by auto mode
   std::uint64_t ready = 0;           // ... whose decision the helper had ready
-};
-
-// One intercepted call, for the arrival spread across the communicator.
-struct ArrivalRecord {
-  std::uint64_t comm_id;
-  std::uint64_t seq;
-  std::uint64_t site_hash;  // local hash of (op, call site); see serialize_sites
-  double arrival;           // common time base (rank 0's clock)
-  double exit = 0;
-  double predicted = std::numeric_limits<double>::quiet_NaN();  // this rank's published prediction
+  std::uint64_t predicted_calls = 0; // calls with a published prediction
+  double sum_abs_error = 0;          // |predicted - actual arrival|, seconds
 };
 
 struct SiteKey {
   Collective op;
-  std::uint64_t comm_id;
+  std::uint64_t comm_id;  // the communicator's local id (unique on this rank)
   int comm_size;
   CallSite site;
   bool operator==(const SiteKey& o) const {
@@ -49,33 +58,67 @@ struct SiteKey {
 
 struct SiteKeyHash {
   std::size_t operator()(const SiteKey& k) const {
-    return CallSiteHash()(k.site) ^ (k.comm_id * 31u) ^ static_cast<std::size_t>(k.op);
+    return CallSiteHash()(k.site) ^ (k.comm_id * 31u) ^ static_cast<std::size_t>(k.op) ^
+           (static_cast<std::size_t>(k.comm_size) << 40);
   }
 };
 
 class Stats {
  public:
-  // `algorithm` must be a string with static storage (AlgoInfo::name).
-  void record(const SiteKey& key, std::uint64_t seq, double arrival, double exit, double predicted,
-              std::uint64_t bytes, const char* algorithm, const std::string& fallback_reason,
-              bool auto_decision, bool ready);
+  static constexpr std::size_t kSampleCapacity = 16384;
 
-  // Serialised form gathered to rank 0 (text, one line per site), and the
-  // arrival records as raw bytes.
-  std::string serialize_sites() const;
-  std::vector<ArrivalRecord> arrivals() const;
-  bool arrivals_truncated() const { return truncated_; }
+  // Whether to sample calls, and into how many records at most.  Without a
+  // call, the first record() decides from the configuration (sampling iff
+  // the report or the timeline is on).
+  void configure(bool keep_samples, std::size_t capacity = kSampleCapacity);
+
+  // One intercepted call.  key.comm_id is the communicator's local id;
+  // global_comm_id its job-wide id (identical on every rank), 0 if unknown
+  // (the call is then not sampled).  `algorithm` must be a string with
+  // static storage (AlgoInfo::name).  Makes no MPI call.
+  void record(const SiteKey& key, std::uint64_t global_comm_id, std::uint64_t seq, double arrival, double exit,
+              double predicted, std::uint64_t bytes, const char* algorithm, const std::string& fallback_reason,
+              bool auto_decision, bool ready);
+  // The communicator of local id `local_comm_id` is gone: its rows are
+  // folded into its call sites' rows of freed communicators.  Makes no MPI
+  // call (safe in a delete callback).
+  void retire_communicator(std::uint64_t local_comm_id);
+
+  // This rank's message for the report: one row per (op, size, call site)
+  // and the sampled calls.
+  RankStats snapshot() const;
+
+  int sample_level() const;
+  std::size_t sample_count() const;
+  std::size_t live_rows() const;  // rows of communicators not yet retired
 
   static Stats& instance();
-  static constexpr std::size_t kMaxArrivalRecords = 1u << 21;
 
  private:
-  mutable std::mutex mu_;
-  std::unordered_map<SiteKey, SiteStats, SiteKeyHash> sites_;
-  std::vector<ArrivalRecord> arrivals_;
-  bool truncated_ = false;
-};
+  // Rows of one (op, size, call site), over every communicator.
+  struct Site {
+    SiteKey key;               // comm_id 0
+    SiteStats retired;         // rows of freed communicators, folded
+    std::uint64_t retired_comms = 0;
+  };
+  struct Row {
+    SiteStats s;
+    std::uint32_t site;  // index into sites_
+  };
+  std::uint32_t site_of(const SiteKey& key);
+  void sample(std::uint64_t global_comm_id, std::uint64_t seq, double arrival, double exit, double predicted,
+              std::uint32_t site);
 
-std::uint64_t site_hash(const std::string& op, const std::string& key);
+  mutable std::mutex mu_;
+  bool configured_ = false;
+  bool keep_ = false;
+  std::size_t capacity_ = kSampleCapacity;
+  std::unordered_map<SiteKey, Row, SiteKeyHash> rows_;
+  std::unordered_map<std::uint64_t, std::vector<SiteKey>> keys_by_comm_;  // local comm id -> its rows
+  std::vector<Site> sites_;
+  std::unordered_map<SiteKey, std::uint32_t, SiteKeyHash> site_index_;
+  std::vector<SampleRecord> samples_;  // SampleRecord::site indexes sites_
+  int level_ = 0;
+};
 
 }  // namespace papshim

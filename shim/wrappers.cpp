@@ -24,7 +24,8 @@ int MPI_Init(int* argc, char*** argv) {
   const int ask = papshim::thread_level_to_request(MPI_THREAD_SINGLE);
   int granted = MPI_THREAD_SINGLE;
   const int rc = ask == MPI_THREAD_SINGLE ? PMPI_Init(argc, argv) : PMPI_Init_thread(argc, argv, ask, &granted);
-  if (rc == MPI_SUCCESS && g.first()) papshim::on_init(granted, ask != MPI_THREAD_SINGLE);
+  if (rc == MPI_SUCCESS && g.first())
+    papshim::on_init(granted, ask != MPI_THREAD_SINGLE, papshim::thread_level_to_report(MPI_THREAD_SINGLE, granted));
   return rc;
 }
 
@@ -33,8 +34,18 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   const int ask = papshim::thread_level_to_request(required);
   int granted = MPI_THREAD_SINGLE;
   const int rc = PMPI_Init_thread(argc, argv, ask, &granted);
-  if (rc == MPI_SUCCESS && g.first()) papshim::on_init(granted, ask != required);
-  *provided = ask == required ? granted : papshim::thread_level_to_report(required, granted);
+  const int told = ask == required ? granted : papshim::thread_level_to_report(required, granted);
+  if (rc == MPI_SUCCESS && g.first()) papshim::on_init(granted, ask != required, told);
+  *provided = told;
+  return rc;
+}
+
+// The level the application was told at initialisation, not the one the
+// shim asked for on its behalf.
+int MPI_Query_thread(int* provided) {
+  const int rc = PMPI_Query_thread(provided);
+  const papshim::Runtime& rt = papshim::runtime();
+  if (rc == MPI_SUCCESS && provided && rt.initialised) *provided = rt.thread_level_told;
   return rc;
 }
 
@@ -72,8 +83,7 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
 void papshim_edge(double fraction) {
   papshim::ReentryGuard g;
   if (!shim_on(g)) return;
-  papshim::CommContext* c = papshim::CommRegistry::instance().last_used();
-  if (c && c->pred) c->pred->on_edge(papshim::common_now(), fraction);
+  if (auto pred = papshim::CommRegistry::instance().last_predictor()) pred->on_edge(papshim::common_now(), fraction);
 }
 
 }  // extern "C"

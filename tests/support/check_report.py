@@ -3,14 +3,18 @@
 against what the program says it did.
 
     check_report.py --report PREFIX [--max-spread-us X] [--min-clock-offset-us Y]
-                    -- command...
+                    [--min-spread-calls N] [--expect-fallback TEXT] -- command...
 
 The program prints lines such as
     EXPECT site=name file=prog.f90 line=87 collective=MPI_Allreduce calls=10
     EXPECT total collective=MPI_Allreduce calls=15
 (per rank counts).  Every site must appear in the report at file:line with
-exactly that many calls on every rank; every total must equal, on every rank,
-the sum over the report's sites of that collective.
+exactly that many calls on every rank (and, with communicators=K, K
+communicators); every total must equal, on every rank, the sum over the
+report's sites of that collective.  --min-spread-calls: every site of a
+communicator of two or more ranks has at least N calls whose arrival spread
+was measured (every rank's arrival found).  --expect-fallback: some site
+ran native for a reason containing TEXT.
 """
 import argparse
 import json
@@ -31,6 +35,8 @@ def main():
     ap.add_argument("--report", required=True)
     ap.add_argument("--max-spread-us", type=float)
     ap.add_argument("--min-clock-offset-us", type=float)
+    ap.add_argument("--min-spread-calls", type=int)
+    ap.add_argument("--expect-fallback", help="some site ran native for a reason containing this text")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.command[1:] if a.command and a.command[0] == "--" else a.command
@@ -58,6 +64,9 @@ def main():
                      [(s["op"], s["file_line"], s["calls_per_rank"]) for s in sites]))
             if found[0]["calls_per_rank"] != [want] * ranks:
                 fail("%s at %s: calls per rank %s, expected %d" % (op, where, found[0]["calls_per_rank"], want))
+            if "communicators" in e and found[0]["communicators"] != int(e["communicators"]):
+                fail("%s at %s: %d communicators, expected %s" % (op, where, found[0]["communicators"],
+                                                                  e["communicators"]))
         else:
             for r in range(ranks):
                 got = sum(s["calls_per_rank"][r] for s in sites if s["op"] == op)
@@ -69,6 +78,15 @@ def main():
             if s["comm_size"] > 1 and s["arrival_spread_us"] > a.max_spread_us:
                 fail("%s at %s: mean arrival spread %.0f us > %.0f us (clock offsets not removed?)"
                      % (s["op"], s["location"], s["arrival_spread_us"], a.max_spread_us))
+    if a.min_spread_calls is not None:
+        for s in sites:
+            if s["comm_size"] > 1 and s["spread_calls"] < a.min_spread_calls:
+                fail("%s at %s: arrival spread of %d calls, expected at least %d"
+                     % (s["op"], s["file_line"] or s["location"], s["spread_calls"], a.min_spread_calls))
+    if a.expect_fallback is not None:
+        reasons = [r for s in sites for r in s.get("fallbacks", {})]
+        if not any(a.expect_fallback in r for r in reasons):
+            fail("no site ran native because of '%s' (reasons: %s)" % (a.expect_fallback, reasons))
     if a.min_clock_offset_us is not None:
         with open(a.report + ".txt") as f:
             m = re.search(r"largest offset to rank 0 ([0-9.]+) us", f.read())

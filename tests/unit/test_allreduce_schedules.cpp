@@ -1,5 +1,5 @@
-// Tests for the allreduce schedules: SLT, plain linear tree, PRR, ring and
-// Rabenseifner.
+// Tests for the allreduce schedules: SLT, plain linear tree, PRR, ring,
+// Rabenseifner and direct.
 //
 // Works as follows.  A symbolic checker plays a schedule in memory.  The
 // value of (rank, segment) is a `Value`: `count[q]`, how many times rank q's
@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "algorithms/arrival_order.h"
+#include "algorithms/direct_allreduce.h"
 #include "algorithms/prr.h"
 #include "algorithms/rabenseifner.h"
 #include "algorithms/ring_allreduce.h"
@@ -253,6 +254,7 @@ const std::vector<Builder>& builders() {
       {"prr", build_prr},
       {"ring", build_ring_allreduce},
       {"rabenseifner", build_rabenseifner},
+      {"direct", build_direct_allreduce},
   };
   return all;
 }
