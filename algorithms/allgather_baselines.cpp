@@ -25,6 +25,7 @@ Schedule empty_allgather(int nprocs) {
   sched.coll = Collective::Allgather;
   sched.nseg = nprocs;
   sched.programs.resize(static_cast<std::size_t>(nprocs));
+  if (nprocs > 1) sched.tag_bound = nprocs - 2;  // tags run 0 .. P-2 (above)
   return sched;
 }
 
@@ -38,13 +39,16 @@ Schedule build_ring_allgather(const ScheduleParams& params) {
   const int nprocs = params.nprocs;
   Schedule sched = empty_allgather(nprocs);
   // Step s: forward the block received in step s-1 (own block at s = 0).
-  for (int s = 0; s + 1 < nprocs; ++s)
-    for (int r = 0; r < nprocs; ++r) {
-      auto& steps = steps_of(sched, r);
+  // Rank by rank (each program in step order), skipping unwanted programs.
+  for (int r = 0; r < nprocs; ++r) {
+    if (!builds_program(params, r)) continue;
+    auto& steps = steps_of(sched, r);
+    for (int s = 0; s + 1 < nprocs; ++s) {
       steps.push_back({StepOp::Send, mod(r + 1, nprocs), mod(r - s, nprocs), s, s});
       steps.push_back({StepOp::RecvCopy, mod(r - 1, nprocs),
                        mod(r - s - 1, nprocs), s, s});
     }
+  }
   return sched;
 }
 
@@ -54,19 +58,20 @@ Schedule build_bruck_allgather(const ScheduleParams& params) {
   // Before step s rank r holds blocks (r + j) mod P for j < dist.  It sends
   // the first cnt of them to r - dist and receives blocks (r + dist + j) mod P
   // from r + dist.  The last step of a non-power-of-two P moves fewer blocks.
-  int base = 0, round = 0;
-  for (int dist = 1; dist < nprocs; dist *= 2, ++round) {
-    const int cnt = dist < nprocs - dist ? dist : nprocs - dist;
-    for (int r = 0; r < nprocs; ++r) {
-      auto& steps = steps_of(sched, r);
+  for (int r = 0; r < nprocs; ++r) {
+    if (!builds_program(params, r)) continue;
+    auto& steps = steps_of(sched, r);
+    int base = 0, round = 0;
+    for (int dist = 1; dist < nprocs; dist *= 2, ++round) {
+      const int cnt = dist < nprocs - dist ? dist : nprocs - dist;
       for (int j = 0; j < cnt; ++j)
         steps.push_back({StepOp::Send, mod(r - dist, nprocs), mod(r + j, nprocs),
                          base + j, round});
       for (int j = 0; j < cnt; ++j)
         steps.push_back({StepOp::RecvCopy, mod(r + dist, nprocs),
                          mod(r + dist + j, nprocs), base + j, round});
+      base += cnt;
     }
-    base += cnt;
   }
   return sched;
 }
@@ -79,10 +84,11 @@ std::optional<Schedule> build_recursive_doubling_allgather(
   // Before step s rank r holds the dist blocks of its aligned group
   // (r with the low s bits cleared, plus j < dist); it swaps the whole group
   // with partner r XOR dist, which holds the neighbouring group.
-  int round = 0;
-  for (int dist = 1; dist < nprocs; dist *= 2, ++round)
-    for (int r = 0; r < nprocs; ++r) {
-      auto& steps = steps_of(sched, r);
+  for (int r = 0; r < nprocs; ++r) {
+    if (!builds_program(params, r)) continue;
+    auto& steps = steps_of(sched, r);
+    int round = 0;
+    for (int dist = 1; dist < nprocs; dist *= 2, ++round) {
       const int partner = r ^ dist;
       const int mine = r & ~(dist - 1), theirs = partner & ~(dist - 1);
       for (int j = 0; j < dist; ++j)
@@ -90,6 +96,7 @@ std::optional<Schedule> build_recursive_doubling_allgather(
       for (int j = 0; j < dist; ++j)
         steps.push_back({StepOp::RecvCopy, partner, theirs + j, dist - 1 + j, round});
     }
+  }
   return sched;
 }
 

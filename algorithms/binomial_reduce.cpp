@@ -40,8 +40,10 @@ Schedule build_tree(const ScheduleParams& params, const std::vector<int>& rank_a
   sched.nseg = nseg;
   sched.root = params.root;
   sched.programs.resize(static_cast<std::size_t>(nprocs));
+  if (nprocs > 1) sched.tag_bound = nseg - 1;
 
   for (int pos = 0; pos < nprocs; ++pos) {
+    if (!builds_program(params, rank_at[static_cast<std::size_t>(pos)])) continue;
     auto& steps = sched.programs[static_cast<std::size_t>(rank_at[static_cast<std::size_t>(pos)])].steps;
     auto rank_of = [&](int p) { return rank_at[static_cast<std::size_t>(p)]; };
     for (int seg = 0; seg < nseg; ++seg) {

@@ -1,6 +1,5 @@
 #include "algorithms/catalog.h"
 
-#include <array>
 #include <exception>
 #include <string>
 
@@ -17,58 +16,84 @@
 namespace papshim {
 
 namespace {
-constexpr std::array<AlgoInfo, 14> kAlgos = {{
-    {Algo::Native, "native", Collective::Allreduce, false},
-    {Algo::Prr, "prr", Collective::Allreduce, true},
-    {Algo::Slt, "slt", Collective::Allreduce, true},
-    {Algo::RingAllreduce, "ring", Collective::Allreduce, true},
-    {Algo::Rabenseifner, "rabenseifner", Collective::Allreduce, true},
-    {Algo::DirectAllreduce, "direct", Collective::Allreduce, true},
-    {Algo::Clairvoyant, "clairvoyant", Collective::Reduce, true},
-    {Algo::ClairvoyantLinear, "clairvoyant_linear", Collective::Reduce, true},
-    {Algo::Binomial, "binomial", Collective::Reduce, true},
-    {Algo::SortedBinomial, "sorted_binomial", Collective::Reduce, true},
-    {Algo::Sparbit, "sparbit", Collective::Allgather, false},
-    {Algo::RingAllgather, "ring", Collective::Allgather, false},
-    {Algo::Bruck, "bruck", Collective::Allgather, false},
-    {Algo::RecursiveDoubling, "recursive_doubling", Collective::Allgather, false},
-}};
+
+// Adapts a generator that always builds to the table's builder type.
+template <Schedule (*F)(const ScheduleParams&)>
+std::optional<Schedule> always(const ScheduleParams& p) {
+  return F(p);
+}
+
+const std::vector<AlgoInfo>& table() {
+  static const std::vector<AlgoInfo> kAlgos = {
+      {Algo::Native, "native", Collective::Allreduce, false, nullptr,
+       "the MPI library's own collective (no schedule)"},
+      {Algo::Prr, "prr", Collective::Allreduce, true, always<build_prr>,
+       "pre-reduced ring: ring allreduce whose early processes start slices before the last arrives"},
+      {Algo::Slt, "slt", Collective::Allreduce, true, always<build_slt>,
+       "sorted linear tree: segment pipeline through the ranks in predicted arrival order"},
+      {Algo::RingAllreduce, "ring", Collective::Allreduce, true, always<build_ring_allreduce>,
+       "ring allreduce: reduce-scatter then allgather around the ring of ranks"},
+      {Algo::Rabenseifner, "rabenseifner", Collective::Allreduce, true, always<build_rabenseifner>,
+       "recursive halving reduce-scatter then recursive doubling allgather"},
+      {Algo::DirectAllreduce, "direct", Collective::Allreduce, true, always<build_direct_allreduce>,
+       "every rank sends each slice straight to its owner, owners send the sums to all"},
+      {Algo::Clairvoyant, "clairvoyant", Collective::Reduce, true, always<build_clairvoyant>,
+       "round-based reduce that pairs processes by predicted availability (segment-tree generator)"},
+      {Algo::ClairvoyantLinear, "clairvoyant_linear", Collective::Reduce, true,
+       always<build_clairvoyant_linear>, "the same clairvoyant schedule from the plain linear-search generator"},
+      {Algo::Binomial, "binomial", Collective::Reduce, true, always<build_binomial_reduce>,
+       "binomial tree rooted at the root, segments pipelined"},
+      {Algo::SortedBinomial, "sorted_binomial", Collective::Reduce, true,
+       always<build_sorted_binomial_reduce>, "binomial tree with late ranks placed in small subtrees"},
+      {Algo::Sparbit, "sparbit", Collective::Allgather, false, always<build_sparbit>,
+       "P binomial trees over the ring with halving distances, one block per message"},
+      {Algo::RingAllgather, "ring", Collective::Allgather, false, always<build_ring_allgather>,
+       "ring allgather: each block travels P-1 hops around the ring"},
+      {Algo::Bruck, "bruck", Collective::Allgather, false, always<build_bruck_allgather>,
+       "Bruck allgather: doubling distances, works for any P"},
+      {Algo::RecursiveDoubling, "recursive_doubling", Collective::Allgather, false,
+       build_recursive_doubling_allgather, "recursive doubling allgather (power-of-two P only)"},
+  };
+  return kAlgos;
+}
+
 }  // namespace
 
+const std::vector<AlgoInfo>& all_algorithms() { return table(); }
+
 const AlgoInfo& algo_info(Algo a) {
-  for (const auto& i : kAlgos)
+  for (const auto& i : table())
     if (i.algo == a) return i;
-  return kAlgos[0];
+  return table().front();
 }
 
 std::optional<Algo> algo_from_name(Collective c, const std::string& name) {
   if (name == "native") return Algo::Native;
-  for (const auto& i : kAlgos)
+  for (const auto& i : table())
     if (i.coll == c && name == i.name) return i.algo;
   return std::nullopt;
 }
 
+std::vector<const AlgoInfo*> algorithms_for(Collective c) {
+  std::vector<const AlgoInfo*> out;
+  for (const auto& i : table())
+    if (i.coll == c && i.build != nullptr) out.push_back(&i);
+  return out;
+}
+
 BuildResult build_schedule(Algo a, const ScheduleParams& p) {
   BuildResult r;
+  const AlgoInfo& info = algo_info(a);
+  if (info.build == nullptr) {
+    r.reason = std::string(info.name) + " has no schedule";
+    return r;
+  }
   try {
-    switch (a) {
-    case Algo::Native: r.reason = "native has no schedule"; break;
-    case Algo::Prr: r.schedule = build_prr(p); break;
-    case Algo::Slt: r.schedule = build_slt(p); break;
-    case Algo::RingAllreduce: r.schedule = build_ring_allreduce(p); break;
-    case Algo::Rabenseifner: r.schedule = build_rabenseifner(p); break;
-    case Algo::DirectAllreduce: r.schedule = build_direct_allreduce(p); break;
-    case Algo::Clairvoyant: r.schedule = build_clairvoyant(p); break;
-    case Algo::ClairvoyantLinear: r.schedule = build_clairvoyant_linear(p); break;
-    case Algo::Binomial: r.schedule = build_binomial_reduce(p); break;
-    case Algo::SortedBinomial: r.schedule = build_sorted_binomial_reduce(p); break;
-    case Algo::Sparbit: r.schedule = build_sparbit(p); break;
-    case Algo::RingAllgather: r.schedule = build_ring_allgather(p); break;
-    case Algo::Bruck: r.schedule = build_bruck_allgather(p); break;
-    case Algo::RecursiveDoubling:
-      r.schedule = build_recursive_doubling_allgather(p);
-      if (!r.schedule) r.reason = "recursive_doubling needs a power-of-two communicator size";
-      break;
+    r.schedule = info.build(p);
+    if (!r.schedule) {
+      r.reason = a == Algo::RecursiveDoubling
+                     ? "recursive_doubling needs a power-of-two communicator size"
+                     : std::string(info.name) + " cannot serve these inputs";
     }
   } catch (const std::exception& e) {
     // A generator refusing its inputs (e.g. a non-finite arrival) means

@@ -148,6 +148,7 @@ class Generator {
   std::vector<Move> moves_;  // this round's transfers, written out at its end
   std::size_t next_awaiting_ = 0;  // index into clk_.by_arrival
   int sink_ = -1, round_ = 0, remaining_ = 0, round_limit_;
+  int own_ = -1;  // params.rank: the one program to store, -1 for all
   bool sink_free_ = false;
   Schedule out_;
 };
@@ -158,7 +159,8 @@ Generator::Generator(const ScheduleParams& params)
       N_(params.nseg),
       W_((params.nseg + kWordBits - 1) / kWordBits),
       root_(params.root),
-      round_limit_(detail::round_limit(params)) {
+      round_limit_(detail::round_limit(params)),
+      own_(params.rank) {
   int most = 1;  // leaves of the largest tree: P - 1 members besides the sink
   while (most < P_) most *= 2;
   while ((1 << shift_) < W_) ++shift_;
@@ -179,7 +181,8 @@ Generator::Generator(const ScheduleParams& params)
   // A non-root sends each of its N segments once, plus what it got by copy,
   // and receives about as often: 2N + 2 steps is enough for most ranks.
   // (Reserving costs address space only until written.)
-  for (auto& prog : out_.programs) prog.steps.reserve(2 * static_cast<std::size_t>(N_) + 2);
+  for (int p = 0; p < P_; ++p)
+    if (own_ < 0 || own_ == p) out_.programs[p].steps.reserve(2 * static_cast<std::size_t>(N_) + 2);
 }
 
 // Phase 1 (seed 5.2, merge-and-clean): G = survivors merged with the
@@ -343,12 +346,15 @@ void Generator::clear_leaf_bit(int leaf, int seg) {
 void Generator::finish_round() {
   // Output, kept out of the search loop: writes to P scattered programs
   // would evict the tree from the cache.
+  // An own-program build (own_ >= 0) keeps only that rank's steps.
   for (const Move& t : moves_) {
     const bool reduce = t.seg >= 0;
     const int seg = reduce ? t.seg : ~t.seg;
-    out_.programs[t.from].steps.push_back({StepOp::Send, t.to, seg, round_, round_});
-    out_.programs[t.to].steps.push_back(
-        {reduce ? StepOp::RecvReduce : StepOp::RecvCopy, t.from, seg, round_, round_});
+    if (own_ < 0 || own_ == t.from)
+      out_.programs[t.from].steps.push_back({StepOp::Send, t.to, seg, round_, round_});
+    if (own_ < 0 || own_ == t.to)
+      out_.programs[t.to].steps.push_back(
+          {reduce ? StepOp::RecvReduce : StepOp::RecvCopy, t.from, seg, round_, round_});
   }
   moves_.clear();
   survivors_.clear();
@@ -389,6 +395,7 @@ Schedule Generator::run() {
     finish_round();
     if (round_ >= round_limit_) throw std::logic_error("clairvoyant: no progress");
   }
+  out_.tag_bound = round_ - 1;  // tag = round number; the last round's is the largest
   return std::move(out_);
 }
 

@@ -89,8 +89,8 @@ Schedule build_clairvoyant_linear(const ScheduleParams& params) {
       }
       if (peer < 0) continue;
       const StepOp op = at(i, seg) == Held ? StepOp::RecvReduce : StepOp::RecvCopy;
-      out.programs[peer].steps.push_back({StepOp::Send, i, seg, round, round});
-      out.programs[i].steps.push_back({op, peer, seg, round, round});
+      if (builds_program(params, peer)) out.programs[peer].steps.push_back({StepOp::Send, i, seg, round, round});
+      if (builds_program(params, i)) out.programs[i].steps.push_back({op, peer, seg, round, round});
       at(peer, seg) = Sent;
       busy[peer] = 1;
       at(i, seg) = Fresh;
@@ -112,6 +112,7 @@ Schedule build_clairvoyant_linear(const ScheduleParams& params) {
     }
     if (++round >= detail::round_limit(params)) throw std::logic_error("clairvoyant: no progress");
   }
+  out.tag_bound = round - 1;  // tag = round number
   return out;
 }
 

@@ -48,8 +48,10 @@ Schedule build_direct_allreduce(const ScheduleParams& params) {
   sched.programs.resize(static_cast<std::size_t>(P > 0 ? P : 0));
   if (P <= 1) return sched;
   const int nseg = sched.nseg;
+  sched.tag_bound = 2 * nseg - 1;
 
   for (int r = 0; r < P; ++r) {
+    if (!builds_program(params, r)) continue;
     auto& steps = sched.programs[static_cast<std::size_t>(r)].steps;
     steps.reserve(4 * static_cast<std::size_t>(P - 1));
     // Reduce-scatter: own copy of slice r-k to its owner, the k-th

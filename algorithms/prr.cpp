@@ -91,6 +91,94 @@ PrrPlan prr_plan(const ScheduleParams& params) {
   return plan;
 }
 
+namespace {
+
+// Predicted times along a slice's path, in closed form so that one rank's
+// steps can be timed without walking every path.  A slice starting at id s
+// at time rel[s] reaches the node after hop h at
+//   T(h+1) = max(T(h), rel[n(h+1)]) + 1,  T(0) = rel[s],  n(i) = (s + i) % P,
+// that is T(h) = h + max(rel[s], max over 1 <= i <= h of rel[n(i)] - i + 1).
+// The inner maximum is a range maximum of g(id) = rel[id] - id (shifted by
+// the wrap count of the path), answered from a sparse table.
+class PathClock {
+ public:
+  explicit PathClock(const std::vector<double>& rel) : rel_(rel), P_(static_cast<int>(rel.size())) {
+    std::vector<double> g(rel.size());
+    for (int id = 0; id < P_; ++id) g[static_cast<std::size_t>(id)] = rel_[static_cast<std::size_t>(id)] - id;
+    table_.push_back(std::move(g));
+    for (int len = 2; len <= P_; len *= 2) {
+      const std::vector<double>& prev = table_.back();
+      std::vector<double> next(static_cast<std::size_t>(P_ - len + 1));
+      for (int i = 0; i + len <= P_; ++i)
+        next[static_cast<std::size_t>(i)] =
+            std::max(prev[static_cast<std::size_t>(i)], prev[static_cast<std::size_t>(i + len / 2)]);
+      table_.push_back(std::move(next));
+    }
+  }
+
+  // T(h) for the slice starting at id s, 0 <= h <= 2P-2.
+  double at(int s, int h) const {
+    double m = rel_[static_cast<std::size_t>(s)];
+    // Hop i = 1..h visits id s + i - w*P on its w-th wrap (w = 0, 1, 2).
+    for (int w = 0; w <= 2; ++w) {
+      const int lo = std::max(w == 0 ? s + 1 : 0, 0);
+      const int hi = std::min(P_ - 1, s + h - w * P_);
+      if (lo > hi) continue;
+      m = std::max(m, range_max(lo, hi) + (s + 1 - w * P_));
+    }
+    return h + m;
+  }
+
+ private:
+  double range_max(int lo, int hi) const {  // inclusive, lo <= hi
+    int k = 0;
+    while ((2 << k) <= hi - lo + 1) ++k;
+    const std::vector<double>& row = table_[static_cast<std::size_t>(k)];
+    return std::max(row[static_cast<std::size_t>(lo)], row[static_cast<std::size_t>(hi - (1 << k) + 1)]);
+  }
+
+  const std::vector<double>& rel_;
+  int P_;
+  std::vector<std::vector<double>> table_;  // table_[k][i] = max g[i .. i + 2^k)
+};
+
+// The program of sorted id `id`: its sends and receives on every slice's
+// path, in predicted time order.  O(P log P) for 4(P-1) steps.
+void prr_program(const PrrPlan& plan, const PathClock& clock, int P, int id, std::vector<Step>& out) {
+  const int nseg = P;
+  const int to = plan.order[static_cast<std::size_t>((id + 1) % P)];
+  const int from = plan.order[static_cast<std::size_t>((id + P - 1) % P)];
+  const int last_hop = 2 * (P - 1) - 1;
+  std::vector<Timed> timed;
+  timed.reserve(4 * static_cast<std::size_t>(P - 1));
+  auto send = [&](int j, int s, int hop) {
+    const int tag = hop < P - 1 ? j : nseg + j;
+    timed.push_back({clock.at(s, hop), 1, j, hop, id, {StepOp::Send, to, j, tag, hop}});
+  };
+  auto recv = [&](int j, int s, int hop) {
+    const bool reducing = hop < P - 1;
+    const int tag = reducing ? j : nseg + j;
+    timed.push_back({clock.at(s, hop + 1), 0, j, hop, id,
+                     {reducing ? StepOp::RecvReduce : StepOp::RecvCopy, from, j, tag, hop}});
+  };
+  for (int j = 0; j < P; ++j) {
+    const int s = plan.sp[static_cast<std::size_t>(j)];
+    const int d = ((id - s) % P + P) % P;  // hops from the start to this id
+    // Sends: the hops leaving this id, d and d + P.
+    for (int hop = d; hop <= last_hop; hop += P) send(j, s, hop);
+    // Receives: the hops arriving here, ending after d or d + P hops (the
+    // start id receives only after going round: P hops).
+    for (int end = d == 0 ? P : d; end <= last_hop + 1; end += P) recv(j, s, end - 1);
+  }
+  std::sort(timed.begin(), timed.end(), [](const Timed& x, const Timed& y) {
+    return std::tie(x.time, x.kind, x.slice, x.hop) < std::tie(y.time, y.kind, y.slice, y.hop);
+  });
+  out.reserve(timed.size());
+  for (const Timed& ts : timed) out.push_back(ts.step);
+}
+
+}  // namespace
+
 Schedule build_prr(const ScheduleParams& params) {
   const int P = params.nprocs;
   Schedule sched;
@@ -98,7 +186,7 @@ Schedule build_prr(const ScheduleParams& params) {
   sched.nseg = P > 1 ? P : 1;
   sched.programs.resize(static_cast<std::size_t>(P > 0 ? P : 0));
   if (P <= 1) return sched;
-  const int nseg = sched.nseg;
+  sched.tag_bound = 2 * sched.nseg - 1;
   const PrrPlan plan = prr_plan(params);
 
   // Arrivals in tau after the first, finite and clamped (beyond 4P tau the
@@ -109,34 +197,15 @@ Schedule build_prr(const ScheduleParams& params) {
     const double x = usable_tau(params.tau) ? (a[i] - a[0]) / params.tau : 0.0;
     rel[i] = std::isfinite(x) ? std::clamp(x, 0.0, 4.0 * P) : 4.0 * P;
   }
+  const PathClock clock(rel);
 
-  // Walk every slice's path: P-1 reducing hops, then P-1 copying hops.
-  std::vector<Timed> timed;
-  timed.reserve(4 * static_cast<std::size_t>(P) * static_cast<std::size_t>(P - 1));
-  for (int j = 0; j < P; ++j) {
-    int cur = plan.sp[static_cast<std::size_t>(j)];
-    double t = rel[static_cast<std::size_t>(cur)];
-    for (int hop = 0; hop < 2 * (P - 1); ++hop) {
-      const bool reducing = hop < P - 1;
-      const int nxt = (cur + 1) % P;
-      const int tag = reducing ? j : nseg + j;
-      const int from = plan.order[static_cast<std::size_t>(cur)];
-      const int to = plan.order[static_cast<std::size_t>(nxt)];
-      const double done = std::max(t, rel[static_cast<std::size_t>(nxt)]) + 1.0;
-      timed.push_back({t, 1, j, hop, cur, {StepOp::Send, to, j, tag, hop}});
-      timed.push_back({done, 0, j, hop, nxt,
-                       {reducing ? StepOp::RecvReduce : StepOp::RecvCopy, from, j, tag, hop}});
-      cur = nxt;
-      t = done;
-    }
+  // Each wanted rank's program: its steps on every slice's path (P-1
+  // reducing hops, then P-1 copying hops) in predicted time order.
+  for (int id = 0; id < P; ++id) {
+    const int rank = plan.order[static_cast<std::size_t>(id)];
+    if (builds_program(params, rank))
+      prr_program(plan, clock, P, id, sched.programs[static_cast<std::size_t>(rank)].steps);
   }
-
-  // Each rank's program: its steps in predicted time order.
-  std::sort(timed.begin(), timed.end(), [](const Timed& x, const Timed& y) {
-    return std::tie(x.time, x.kind, x.slice, x.hop) < std::tie(y.time, y.kind, y.slice, y.hop);
-  });
-  for (const Timed& ts : timed)
-    sched.programs[static_cast<std::size_t>(plan.order[static_cast<std::size_t>(ts.id)])].steps.push_back(ts.step);
   return sched;
 }
 

@@ -49,8 +49,10 @@ Schedule build_rabenseifner(const ScheduleParams& params) {
   if (P <= 1) return sched;
   const int nseg = pof2;
   auto real_rank = [&](int nr) { return nr < rem ? 2 * nr + 1 : nr + rem; };
+  sched.tag_bound = (rem > 0 ? kPost : kDoubling) * nseg + nseg - 1;
 
   for (int r = 0; r < P; ++r) {
+    if (!builds_program(params, r)) continue;
     auto& steps = sched.programs[static_cast<std::size_t>(r)].steps;
 
     // Pre step: even ranks below 2*rem hand their vector over and wait.

@@ -31,8 +31,10 @@ Schedule build_ring_allreduce(const ScheduleParams& params) {
   sched.programs.resize(static_cast<std::size_t>(P > 0 ? P : 0));
   if (P <= 1) return sched;
   const int nseg = sched.nseg;
+  sched.tag_bound = 2 * nseg - 1;
 
   for (int r = 0; r < P; ++r) {
+    if (!builds_program(params, r)) continue;
     const int next = mod(r + 1, P), prev = mod(r - 1, P);
     auto& steps = sched.programs[static_cast<std::size_t>(r)].steps;
     steps.reserve(4 * static_cast<std::size_t>(P - 1));

@@ -5,7 +5,7 @@
 namespace papshim {
 
 int Schedule::max_tag() const {
-  int m = 0;
+  int m = std::max(tag_bound, 0);
   for (const auto& p : programs)
     for (const auto& s : p.steps) m = std::max(m, s.tag);
   return m;

@@ -62,6 +62,15 @@ struct Schedule {
   int nseg = 1;
   int root = 0;                       // meaningful for Reduce only
   std::vector<RankProgram> programs;  // one per rank, index = rank
+  // The largest tag of any rank's program, set by the generators (-1:
+  // unknown).  Needed because an own-program build (ScheduleParams::rank)
+  // sees only one program, and the largest tag differs between ranks (e.g.
+  // clairvoyant: the root takes part in the last round).  Callers that turn
+  // max_tag() into a run-or-fall-back decision must take it on every rank
+  // alike.
+  int tag_bound = -1;
+  // max(tag_bound, every tag in the filled programs): the same on every rank
+  // whether it built one program or all of them.
   int max_tag() const;
 };
 
@@ -74,7 +83,18 @@ struct ScheduleParams {
   int nseg = 1;                  // segments (generators may ignore/override)
   std::vector<double> arrival;   // predicted arrival time per rank, seconds
   double tau = 1e-4;             // time of one segment transfer+reduce, s
+  // Whose program to build.  -1: every rank's (the simulator and tests need
+  // them all).  r >= 0: only programs[r]; the other programs stay empty but
+  // programs.size() is still nprocs, so the executor (which reads only its
+  // own program) is unchanged.  Generators then take time and memory in
+  // proportion to rank r's steps (clairvoyant: plus its global rounds,
+  // which are computed but not stored).  This field is the one input that
+  // differs between ranks; programs[r] does not depend on it.
+  int rank = -1;
 };
+
+// True when the generator must fill programs[r] for these params.
+inline bool builds_program(const ScheduleParams& p, int r) { return p.rank < 0 || p.rank == r; }
 
 // Element range [first, first + n) of segment `s` when `count` elements are
 // cut into `nseg` nearly equal parts (the first count % nseg get one more).

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "algorithms/cost_model.h"
 #include "algorithms/reproducible.h"
 #include "algorithms/simulator.h"
 
@@ -29,10 +30,12 @@ std::vector<Algo> native_models(Collective c, int P) {
   return {};
 }
 
-std::vector<Algo> aware_candidates(Collective c) {
+std::vector<Algo> aware_candidates(Collective c, int P) {
   switch (c) {
     case Collective::Allreduce: return {Algo::Prr, Algo::Slt};
-    case Collective::Reduce: return {Algo::Clairvoyant, Algo::SortedBinomial};
+    case Collective::Reduce:
+      if (P <= kClairvoyantSimMaxP) return {Algo::Clairvoyant, Algo::SortedBinomial};
+      return {Algo::SortedBinomial};
     case Collective::Allgather: return {Algo::Sparbit};
   }
   return {};
@@ -109,29 +112,37 @@ Selection select_algorithm(const SelectInput& in) {
     return 1.0;
   };
   double native_cost = INFINITY;
-  auto run = [&](Algo a, bool native_model) -> std::shared_ptr<const Schedule> {
-    const ScheduleParams p = schedule_params_for(a, in);
+  const ArrivalSummary summary = summarize_arrivals(schedule_params_for(Algo::RingAllreduce, in).arrival);
+  // The candidate's predicted mean elapsed time, or nullopt when it cannot
+  // run these inputs.
+  auto predict = [&](Algo a, const ScheduleParams& p, bool& simulated) -> std::optional<double> {
+    simulated = false;
+    if (!in.simulate)
+      if (auto v = closed_form_mean_elapsed(a, in.coll, p, in.elem_size, in.cost, summary)) return v;
+    simulated = true;
     BuildResult b = build_schedule(a, p);
-    if (!b.schedule) return nullptr;
-    auto sched = std::make_shared<const Schedule>(std::move(*b.schedule));
-    const SimResult r = simulate(*sched, p.arrival, cost);
-    if (!r.ok) return nullptr;
+    if (!b.schedule) return std::nullopt;
+    const SimResult r = simulate(*b.schedule, p.arrival, cost);
+    if (!r.ok) return std::nullopt;
+    return r.mean_elapsed;
+  };
+  auto run = [&](Algo a, bool native_model) -> std::optional<double> {
+    const ScheduleParams p = schedule_params_for(a, in);
+    bool simulated = false;
+    const auto t = predict(a, p, simulated);
+    if (!t) return std::nullopt;
     const double f = correction(native_model ? Algo::Native : a);
-    s.table.push_back({a, r.mean_elapsed * f, native_model, f});
-    if (native_model) native_cost = std::min(native_cost, r.mean_elapsed * f);
-    return sched;
+    s.table.push_back({a, *t * f, native_model, f, simulated});
+    if (native_model) native_cost = std::min(native_cost, *t * f);
+    return *t * f;
   };
   for (Algo a : native_models(in.coll, in.nprocs)) run(a, true);
   double best = INFINITY;
-  for (Algo a : aware_candidates(in.coll)) {
-    auto sched = run(a, false);
-    if (!sched) continue;
-    const double c = s.table.back().predicted;
-    if (c < best) {
-      best = c;
+  for (Algo a : aware_candidates(in.coll, in.nprocs)) {
+    const auto c = run(a, false);
+    if (c && *c < best) {
+      best = *c;
       s.pick = a;
-      s.schedule = sched;
-      s.params = schedule_params_for(a, in);
     }
   }
   // The part of native's time an algorithm can remove: above the lower bound
@@ -152,16 +163,25 @@ Selection select_algorithm(const SelectInput& in) {
   const double quarter = in.coll == Collective::Reduce ? 0.0 : 0.25 * s.message_time;
   const double needed = std::max({2.0 * in.cost.alpha, quarter, in.margin * std::max(native_cost - floor, 0.0)});
   if (s.pick != Algo::Native && best < native_cost - needed) {
+    // Only the pick's schedule, and only this rank's program when known.
+    s.params = schedule_params_for(s.pick, in);
+    s.params.rank = in.rank;
+    BuildResult b = build_schedule(s.pick, s.params);
+    if (b.schedule) s.schedule = std::make_shared<const Schedule>(std::move(*b.schedule));
+  }
+  if (s.schedule) {
     s.predicted = best;
     char buf[160];
     std::snprintf(buf, sizeof buf, "%s predicted %.1f us vs native %.1f us", algo_info(s.pick).name, 1e6 * best,
                   1e6 * native_cost);
     s.why = buf;
   } else {
+    s.why = s.params.nprocs > 1 ? std::string(algo_info(s.pick).name) + ": schedule not built"
+                                 : "no arrival-aware algorithm beats native by the margin";
     s.pick = Algo::Native;
     s.schedule.reset();
+    s.params = ScheduleParams{};
     s.predicted = std::isfinite(native_cost) ? native_cost : 0.0;
-    s.why = "no arrival-aware algorithm beats native by the margin";
   }
   return s;
 }
@@ -173,8 +193,9 @@ std::string format_selection(const Selection& s) {
                 1e6 * s.message_time, algo_info(s.pick).name, s.why.c_str());
   out += line;
   for (const auto& c : s.table) {
-    std::snprintf(line, sizeof line, "\n    %-20s %12.1f us  x%.2f measured%s", algo_info(c.algo).name,
-                  1e6 * c.predicted, c.correction, c.native_model ? "  (model of native)" : "");
+    std::snprintf(line, sizeof line, "\n    %-20s %12.1f us  x%.2f measured%s%s", algo_info(c.algo).name,
+                  1e6 * c.predicted, c.correction, c.native_model ? "  (model of native)" : "",
+                  c.simulated ? "  (simulated)" : "");
     out += line;
   }
   return out;

@@ -1,9 +1,14 @@
 // Auto mode: a cost model predicts each candidate algorithm's mean elapsed
 // time for the predicted arrival vector and picks the cheapest.
 //
-// Works as follows.  Every candidate's schedule is built for the arrival
-// vector and run in the simulator with the measured cost figures (Hockney
-// alpha + beta * bytes per message, gamma per reduced byte).  The MPI
+// Works as follows.  Every candidate's mean elapsed time for the arrival
+// vector and the measured cost figures (Hockney alpha + beta * bytes per
+// message, gamma per reduced byte) comes from its closed form
+// (algorithms/cost_model.h, O(P log P)), or, with SelectInput::simulate and
+// for Clairvoyant (no closed form; a candidate only up to
+// kClairvoyantSimMaxP ranks), from running its schedule in the simulator.
+// Only the pick's schedule is built, and only rank SelectInput::rank's
+// program when that is set.  The MPI
 // library's own algorithm ("native") is modelled by the classical
 // arrival-blind algorithms it uses (ring or Rabenseifner for allreduce,
 // binomial tree for reduce, ring, Bruck or recursive doubling for
@@ -50,20 +55,31 @@ struct SelectInput {
   // drops arrivals and costs and select_algorithm() picks by shape alone
   // (algorithms/reproducible.h).
   bool reproducible = false;
+  // This process's rank: the pick's schedule holds only its program
+  // (ScheduleParams::rank).  -1: every rank's program.
+  int rank = -1;
+  // true: predict every candidate by simulating its whole schedule (the
+  // oracle; tests), instead of the closed forms.  O(P^2) and more.
+  bool simulate = false;
 };
+
+// Clairvoyant has no closed form: it is a candidate only up to this many
+// ranks, where simulating it is cheap enough.
+constexpr int kClairvoyantSimMaxP = 64;
 
 struct Candidate {
   Algo algo;
-  double predicted = 0;  // mean elapsed, seconds (simulated, times the correction)
+  double predicted = 0;  // mean elapsed, seconds (closed form or simulated, times the correction)
   bool native_model = false;
   double correction = 1;
+  bool simulated = false;  // predicted by the simulator, not a closed form
 };
 
 struct Selection {
   Algo pick = Algo::Native;
   double predicted = 0;             // the pick's predicted mean elapsed (0: not modelled)
   std::string why;                  // one line: the reason for the pick
-  std::vector<Candidate> table;     // every candidate simulated
+  std::vector<Candidate> table;     // every candidate considered
   double spread = 0;                // predicted arrival spread, seconds
   double message_time = 0;          // one transfer of the whole vector
   ScheduleParams params;            // for the pick, when not native

@@ -37,9 +37,11 @@ Schedule build_chain(const ScheduleParams& params, const std::vector<int>& order
   sched.programs.resize(static_cast<std::size_t>(P > 0 ? P : 0));
   if (P <= 1) return sched;  // a single process already holds the result
   const int nseg = sched.nseg;
+  sched.tag_bound = 2 * nseg - 1;
 
   for (int id = 0; id < P; ++id) {
     const int rank = order[static_cast<std::size_t>(id)];
+    if (!builds_program(params, rank)) continue;
     const int next = order[static_cast<std::size_t>((id + 1) % P)];
     const int prev = order[static_cast<std::size_t>((id + P - 1) % P)];
     auto& steps = sched.programs[static_cast<std::size_t>(rank)].steps;

@@ -67,8 +67,9 @@ Schedule build_sparbit(const ScheduleParams& params) {
   sched.coll = Collective::Allgather;
   sched.nseg = params.nprocs;
   sched.programs.reserve(static_cast<std::size_t>(std::max(params.nprocs, 0)));
+  if (params.nprocs > 1) sched.tag_bound = params.nprocs - 2;
   for (int r = 0; r < params.nprocs; ++r)
-    sched.programs.push_back(sparbit_program(params.nprocs, r));
+    sched.programs.push_back(builds_program(params, r) ? sparbit_program(params.nprocs, r) : RankProgram{});
   return sched;
 }
 

@@ -5,13 +5,15 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "algorithms/catalog.h"
+
 namespace papshim {
 
 namespace {
 
-std::string join(const std::vector<std::string>& v) {
+std::string join(const std::vector<std::string>& v, const char* sep = "|") {
   std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : "|") + s;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
   return out;
 }
 
@@ -55,59 +57,196 @@ bool parse_bool(const ParamSpec& p, const std::string& raw) {
   reject(p, raw, "1|0|yes|no|true|false|on|off");
 }
 
+// The canonical form of `value` for parameter `p`: lower-case choice, the
+// integer or accepted word, "1"/"0"; String and Double values as given.
+std::string canonical(const ParamSpec& p, const std::string& value) {
+  switch (p.type) {
+    case ParamType::Choice: return parse_choice(p, value);
+    case ParamType::Int:  // an integer, or one of the words in choices
+      if (std::find(p.choices.begin(), p.choices.end(), lower(value)) != p.choices.end()) return lower(value);
+      return std::to_string(parse_int(p, value));
+    case ParamType::Bool: return parse_bool(p, value) ? "1" : "0";
+    case ParamType::Double: parse_double(p, value); return value;
+    case ParamType::String:
+      if (p.empty_error && value.empty()) reject(p, value, p.empty_error);
+      return value;
+  }
+  return value;
+}
+
+// Reads every parameter through `env` into `c`; records the canonical values
+// when `record`.
+void read_params(Config& c, const EnvLookup& env, bool record) {
+  for (const auto& p : param_specs()) {
+    const char* raw = env ? env(p.name) : nullptr;
+    const std::string canon = canonical(p, raw ? raw : p.def);
+    p.store(c, canon);
+    if (record) c.values.emplace_back(p.name, canon);
+  }
+}
+
+// ---- storage: where a parameter's canonical value goes ---------------------
+
+using Store = std::function<void(Config&, const std::string&)>;
+
+Store field(std::string Config::*f) {
+  return [f](Config& c, const std::string& v) { c.*f = v; };
+}
+Store field(int Config::*f) {
+  return [f](Config& c, const std::string& v) { c.*f = std::stoi(v); };
+}
+Store field(long Config::*f) {
+  return [f](Config& c, const std::string& v) { c.*f = std::stol(v); };
+}
+Store field(bool Config::*f) {
+  return [f](Config& c, const std::string& v) { c.*f = v == "1"; };
+}
+Store field(double Config::*f) {
+  return [f](Config& c, const std::string& v) { c.*f = std::strtod(v.c_str(), nullptr); };
+}
+
+// ---- declarations ---------------------------------------------------------
+
+ParamSpec choice(const char* name, const char* def, std::vector<std::string> choices, const char* help, Store store) {
+  return {name, ParamType::Choice, def, std::move(choices), 0, 0, help, std::move(store), nullptr, nullptr, nullptr,
+          false, true};
+}
+
+ParamSpec integer(const char* name, const char* def, long min, long max, const char* help, Store store) {
+  return {name, ParamType::Int, def, {}, min, max, help, std::move(store), nullptr, nullptr, nullptr, false, true};
+}
+
+ParamSpec flag(const char* name, const char* def, const char* help, Store store) {
+  return {name, ParamType::Bool, def, {}, 0, 0, help, std::move(store), nullptr, nullptr, nullptr, false, true};
+}
+
+ParamSpec text(const char* name, const char* def, const char* shown_default, const char* accepts, const char* help,
+               Store store) {
+  return {name, ParamType::String, def, {}, 0, 0, help, std::move(store), shown_default, accepts, nullptr, false, true};
+}
+
+ParamSpec per_rank(ParamSpec p) {
+  p.job_wide = false;
+  return p;
+}
+
+ParamSpec test_only(ParamSpec p) {
+  p.test_only = true;
+  return p;
+}
+
+// PAPSHIM_ALLREDUCE and friends: auto, native and the catalog's algorithms
+// for the collective, in catalog order.
+std::vector<std::string> algorithm_choices(Collective c) {
+  std::vector<std::string> out = {"auto", "native"};
+  for (const AlgoInfo* a : algorithms_for(c)) out.emplace_back(a->name);
+  return out;
+}
+
+std::vector<ParamSpec> make_specs() {
+  std::vector<ParamSpec> s;
+  s.push_back(choice("PAPSHIM_ALLREDUCE", "auto", algorithm_choices(Collective::Allreduce),
+                     "allreduce algorithm; auto picks by predicted arrivals and measured costs",
+                     field(&Config::allreduce)));
+  s.push_back(choice("PAPSHIM_REDUCE", "auto", algorithm_choices(Collective::Reduce), "reduce algorithm",
+                     field(&Config::reduce)));
+  s.push_back(choice("PAPSHIM_ALLGATHER", "auto", algorithm_choices(Collective::Allgather),
+                     "allgather algorithm (recursive_doubling: powers of two only, else native)",
+                     field(&Config::allgather)));
+  s.push_back(choice("PAPSHIM_PREDICTOR", "sma", {"sma", "edge", "off"},
+                     "arrival prediction: moving average of compute phases per call site; edge-based "
+                     "(`papshim_edge`); off (auto then always runs native)",
+                     [](Config& c, const std::string& v) {
+                       c.predictor = v == "sma" ? PredictorMode::Sma : v == "edge" ? PredictorMode::Edge
+                                                                                   : PredictorMode::Off;
+                     }));
+  s.push_back(integer("PAPSHIM_SMA_WINDOW", "2", 1, 1000,
+                      "compute phases in the moving average (default chosen by measurement, see "
+                      "docs/results.md)",
+                      field(&Config::sma_window)));
+  s.push_back(flag("PAPSHIM_DISABLE", "0", "pass every call straight to the MPI library", field(&Config::disable)));
+  ParamSpec report = text("PAPSHIM_REPORT", "papshim-report", nullptr, "path prefix, off",
+                          "where rank 0 writes `<prefix>.txt` and `<prefix>.json`", field(&Config::report));
+  report.empty_error = "a path prefix or off";
+  s.push_back(report);
+  s.push_back(choice("PAPSHIM_LOG_LEVEL", "warn", {"trace", "debug", "info", "warn", "error", "off"},
+                     "debug prints auto mode's candidate table on rank 0", field(&Config::log_level)));
+  s.push_back(text("PAPSHIM_LOG_DIR", "", "(stderr)", "directory",
+                   "per-rank log files `papshim.<host>.<pid>.r<rank>.log`", field(&Config::log_dir)));
+  s.push_back(integer("PAPSHIM_CALLSITE_DEPTH", "1", 1, 8, "stack frames above the MPI call that identify a call site",
+                      field(&Config::callsite_depth)));
+  s.push_back(flag("PAPSHIM_CHECK", "0",
+                   "before each schedule, verify that every rank holds the same decision inputs (one extra "
+                   "allreduce); stops with a message if not",
+                   field(&Config::check)));
+  s.push_back(integer("PAPSHIM_CLV_SEGMENTS", "0", 0, 4096, "Clairvoyant segments (0: P, one per rank)",
+                      field(&Config::clv_segments)));
+  ParamSpec segsize = integer(
+      "PAPSHIM_TREE_SEGSIZE", "auto", 0, 1L << 30,
+      "segment bytes of the reduce trees (binomial, sorted_binomial; at most 4096 segments); 0: P segments; auto: "
+      "32 KiB when the job spans several nodes (under the network's eager limit a sender leaves as soon as its "
+      "data is on the wire), else P segments",
+      [](Config& c, const std::string& v) { c.tree_segsize = v == "auto" ? -1 : std::stol(v); });
+  segsize.choices = {"auto"};
+  s.push_back(segsize);
+  s.push_back(text("PAPSHIM_TIMELINE", "", "(none)", "path",
+                   "Chrome trace of the sampled calls (all calls in runs of up to 16384 calls per rank): "
+                   "predicted and actual arrivals and exits",
+                   field(&Config::timeline)));
+  s.push_back(flag("PAPSHIM_HELPER_THREAD", "1",
+                   "ask MPI for `MPI_THREAD_MULTIPLE` and decide on a helper thread ahead of each call; 0: inline",
+                   field(&Config::helper_thread)));
+  s.push_back(integer("PAPSHIM_MIN_BYTES", "16384", 0, 1L << 30,
+                      "auto mode predicts and reconsiders only calls of at least this many bytes per rank",
+                      field(&Config::min_bytes)));
+  s.push_back(flag("PAPSHIM_REPRODUCIBLE", "0",
+                   "1: allreduce and reduce results that do not depend on which rank is late (README: Reproducible "
+                   "results); 0: "
+                   "arrival-aware, results may differ in the last bits with the lateness pattern",
+                   field(&Config::reproducible)));
+  s.push_back(per_rank(flag("PAPSHIM_HELP", "0", "print this table on rank 0 at `MPI_Init`", field(&Config::help))));
+  s.push_back(test_only(integer("PAPSHIM_TEST_MAX_PRIVATE", "0", 0, 1000000,
+                                "test only: refuse private duplicates after this many (0: never), as an MPI library "
+                                "out of context ids would",
+                                field(&Config::test_max_private))));
+  s.push_back(test_only(per_rank({"PAPSHIM_TEST_CLOCK_OFFSET_US", ParamType::Double, "0", {}, 0, 0,
+                                  "test only: microseconds added to this rank's clock (emulates hosts whose clocks "
+                                  "disagree)",
+                                  field(&Config::clock_offset_us), nullptr, nullptr, nullptr, false, true})));
+  return s;
+}
+
+// A bound as the tables show it: 2^k for large powers of two.
+std::string shown_bound(long v) {
+  for (int k = 20; k < 62; ++k)
+    if (v == (1L << k)) return "2^" + std::to_string(k);
+  return std::to_string(v);
+}
+
+std::string shown_default(const ParamSpec& p) { return p.shown_default ? p.shown_default : p.def; }
+
+std::string shown_accepted(const ParamSpec& p) {
+  switch (p.type) {
+    case ParamType::Choice: return join(p.choices, ", ");
+    case ParamType::Int: {
+      std::string range = shown_bound(p.min) + ".." + shown_bound(p.max);
+      return p.choices.empty() ? range : join(p.choices, ", ") + ", " + range;
+    }
+    case ParamType::Bool: return "1, 0";
+    case ParamType::Double: return "a number";
+    case ParamType::String: return p.accepts ? p.accepts : "any";
+  }
+  return "";
+}
+
 }  // namespace
 
 const std::vector<ParamSpec>& param_specs() {
-  static const std::vector<ParamSpec> specs = {
-      {"PAPSHIM_ALLREDUCE", ParamType::Choice, "auto", {"auto", "native", "prr", "slt", "ring", "rabenseifner", "direct"},
-       0, 0, "MPI_Allreduce algorithm: auto picks by predicted arrivals, native is the MPI library's own"},
-      {"PAPSHIM_REDUCE", ParamType::Choice, "auto", {"auto", "native", "clairvoyant", "clairvoyant_linear", "binomial",
-                                                  "sorted_binomial"}, 0, 0,
-       "MPI_Reduce algorithm"},
-      {"PAPSHIM_ALLGATHER", ParamType::Choice, "auto", {"auto", "native", "sparbit", "ring", "bruck", "recursive_doubling"}, 0, 0,
-       "MPI_Allgather algorithm (recursive_doubling needs a power-of-two communicator, else native)"},
-      {"PAPSHIM_PREDICTOR", ParamType::Choice, "sma", {"sma", "edge", "off"}, 0, 0,
-       "arrival prediction: simple moving average of compute phases, edge-based (papshim_edge), or off"},
-      {"PAPSHIM_SMA_WINDOW", ParamType::Int, "2", {}, 1, 1000,
-       "compute phases in the moving average (2: chosen by measurement, see README)"},
-      {"PAPSHIM_DISABLE", ParamType::Bool, "0", {}, 0, 0, "1: pass every call straight to the MPI library"},
-      {"PAPSHIM_REPORT", ParamType::String, "papshim-report", {}, 0, 0,
-       "report path prefix (<prefix>.txt and <prefix>.json, written by rank 0), or off"},
-      {"PAPSHIM_LOG_LEVEL", ParamType::Choice, "warn", {"trace", "debug", "info", "warn", "error", "off"}, 0, 0,
-       "log verbosity"},
-      {"PAPSHIM_LOG_DIR", ParamType::String, "", {}, 0, 0, "directory for per-rank log files (default: stderr)"},
-      {"PAPSHIM_CALLSITE_DEPTH", ParamType::Int, "1", {}, 1, 8,
-       "stack frames above the MPI call that identify a call site"},
-      {"PAPSHIM_CHECK", ParamType::Bool, "0", {}, 0, 0,
-       "1: verify before each schedule that every rank holds the same decision inputs (costs one allreduce)"},
-      {"PAPSHIM_CLV_SEGMENTS", ParamType::Int, "0", {}, 0, 4096,
-       "Clairvoyant segment count (0: chosen by the cost model)"},
-      {"PAPSHIM_TREE_SEGSIZE", ParamType::Int, "auto", {"auto"}, 0, 1L << 30,
-       "segment size in bytes of the pipelined reduce trees (binomial, sorted_binomial; at most 4096 "
-       "segments); 0: P segments; auto: 32768 when the job spans several nodes (below the network's eager "
-       "limit, a sender leaves once its data is on the wire), else P segments"},
-      {"PAPSHIM_TIMELINE", ParamType::String, "", {}, 0, 0, "Chrome trace JSON of arrivals and exits (path)"},
-      {"PAPSHIM_HELPER_THREAD", ParamType::Bool, "1", {}, 0, 0,
-       "1: ask MPI for MPI_THREAD_MULTIPLE and run the predictor's helper thread; 0: keep the application's "
-       "thread level and run the predictor inline"},
-      {"PAPSHIM_MIN_BYTES", ParamType::Int, "16384", {}, 0, 1L << 30,
-       "auto mode predicts and reconsiders only calls of at least this many bytes (per rank); smaller ones run "
-       "native: their possible gain is below the cost of predicting"},
-      {"PAPSHIM_REPRODUCIBLE", ParamType::Bool, "0", {}, 0, 0,
-       "1: allreduce and reduce combine every element's operands in an order fixed by the communicator size and "
-       "the count, so results do not depend on which rank is late (schedules ignore arrivals and costs; auto "
-       "picks by the call's shape: direct allreduce, binomial reduce); 0: arrival-aware schedules, results may "
-       "differ in the last bits with the lateness pattern (identical on every rank within a call)"},
-      {"PAPSHIM_HELP", ParamType::Bool, "0", {}, 0, 0, "1: print this table on rank 0 at MPI_Init", false, false},
-      {"PAPSHIM_TEST_MAX_PRIVATE", ParamType::Int, "0", {}, 0, 1000000,
-       "test only: refuse private duplicates after this many (0: never), as an MPI library out of context ids "
-       "would",
-       true},
-      {"PAPSHIM_TEST_CLOCK_OFFSET_US", ParamType::Double, "0", {}, 0, 0,
-       "test only: microseconds added to this rank's clock (emulates hosts whose clocks disagree)", true, false},
-  };
+  static const std::vector<ParamSpec> specs = make_specs();
   return specs;
 }
+
+Config::Config() { read_params(*this, nullptr, false); }
 
 bool is_job_wide(const std::string& name) {
   for (const auto& p : param_specs())
@@ -117,46 +256,7 @@ bool is_job_wide(const std::string& name) {
 
 Config parse_config(const EnvLookup& env) {
   Config c;
-  for (const auto& p : param_specs()) {
-    const char* raw = env(p.name);
-    const std::string value = raw ? raw : p.def;
-    std::string canon = value;
-    const std::string name = p.name;
-    switch (p.type) {
-      case ParamType::Choice: canon = parse_choice(p, value); break;
-      case ParamType::Int:  // an integer, or one of the words in choices
-        if (std::find(p.choices.begin(), p.choices.end(), lower(value)) != p.choices.end()) canon = lower(value);
-        else canon = std::to_string(parse_int(p, value));
-        break;
-      case ParamType::Bool: canon = parse_bool(p, value) ? "1" : "0"; break;
-      case ParamType::Double: parse_double(p, value); break;
-      case ParamType::String: break;
-    }
-    c.values.emplace_back(name, canon);
-    if (name == "PAPSHIM_ALLREDUCE") c.allreduce = canon;
-    else if (name == "PAPSHIM_REDUCE") c.reduce = canon;
-    else if (name == "PAPSHIM_ALLGATHER") c.allgather = canon;
-    else if (name == "PAPSHIM_PREDICTOR")
-      c.predictor = canon == "sma" ? PredictorMode::Sma : canon == "edge" ? PredictorMode::Edge : PredictorMode::Off;
-    else if (name == "PAPSHIM_SMA_WINDOW") c.sma_window = std::stoi(canon);
-    else if (name == "PAPSHIM_DISABLE") c.disable = canon == "1";
-    else if (name == "PAPSHIM_REPORT") {
-      if (value.empty()) reject(p, value, "a path prefix or off");
-      c.report = value;
-    } else if (name == "PAPSHIM_LOG_LEVEL") c.log_level = canon;
-    else if (name == "PAPSHIM_LOG_DIR") c.log_dir = value;
-    else if (name == "PAPSHIM_CALLSITE_DEPTH") c.callsite_depth = std::stoi(canon);
-    else if (name == "PAPSHIM_CHECK") c.check = canon == "1";
-    else if (name == "PAPSHIM_CLV_SEGMENTS") c.clv_segments = std::stoi(canon);
-    else if (name == "PAPSHIM_TREE_SEGSIZE") c.tree_segsize = canon == "auto" ? -1 : std::stol(canon);
-    else if (name == "PAPSHIM_TIMELINE") c.timeline = value;
-    else if (name == "PAPSHIM_HELP") c.help = canon == "1";
-    else if (name == "PAPSHIM_HELPER_THREAD") c.helper_thread = canon == "1";
-    else if (name == "PAPSHIM_MIN_BYTES") c.min_bytes = std::stol(canon);
-    else if (name == "PAPSHIM_REPRODUCIBLE") c.reproducible = canon == "1";
-    else if (name == "PAPSHIM_TEST_MAX_PRIVATE") c.test_max_private = std::stol(canon);
-    else if (name == "PAPSHIM_TEST_CLOCK_OFFSET_US") c.clock_offset_us = std::strtod(value.c_str(), nullptr);
-  }
+  read_params(c, env, true);
   return c;
 }
 
@@ -169,12 +269,18 @@ std::string describe_params(bool include_test_only) {
   out << "papshim parameters (environment variables, read once at MPI_Init):\n";
   for (const auto& p : param_specs()) {
     if (p.test_only && !include_test_only) continue;
-    out << "  " << p.name << "\n      " << p.help << "\n      default: "
-        << (*p.def ? p.def : "(empty)");
-    if (p.type == ParamType::Choice) out << "; accepted: " << join(p.choices);
-    if (p.type == ParamType::Int) out << "; accepted: " << p.min << ".." << p.max;
-    if (p.type == ParamType::Bool) out << "; accepted: 1|0";
-    out << "\n";
+    out << "  " << p.name << "\n      " << p.help << "\n      default: " << shown_default(p)
+        << "; accepted: " << shown_accepted(p) << "\n";
+  }
+  return out.str();
+}
+
+std::string params_markdown() {
+  std::ostringstream out;
+  out << "| variable | default | accepted | meaning |\n|---|---|---|---|\n";
+  for (const auto& p : param_specs()) {
+    if (p.test_only) continue;
+    out << "| `" << p.name << "` | " << shown_default(p) << " | " << shown_accepted(p) << " | " << p.help << " |\n";
   }
   return out.str();
 }

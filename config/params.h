@@ -1,61 +1,74 @@
 // The parameter registry: every PAPSHIM_* environment variable, read once.
 //
-// Each parameter has a name, a type, a default, the accepted values and a
-// help text.  parse_config() validates all of them and fails with one line
-// naming the variable, the value and what is accepted; papshim-info and
-// PAPSHIM_HELP=1 print the table.  The per-parameter canonical values feed the
-// cross-rank consistency check at MPI_Init (shim/init.cpp).
+// Each parameter is declared once, in param_specs() (params.cpp): its name,
+// type, default, accepted values or range, help text, and where the parsed
+// value goes in Config.  parse_config() validates all of them and fails with
+// one line naming the variable, the value and what is accepted; papshim-info,
+// PAPSHIM_HELP=1 and the README's table print the same declarations.  The
+// per-parameter canonical values feed the cross-rank consistency check at
+// MPI_Init (shim/runtime.cpp).
 #pragma once
 
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace papshim {
+
+enum class PredictorMode { Sma, Edge, Off };
+
+// Every field is set from its parameter's declaration: a default-constructed
+// Config holds the defaults (as parse_config of an empty environment).
+struct Config {
+  Config();
+
+  std::string allreduce;   // PAPSHIM_ALLREDUCE: "auto", "native" or an algorithm
+  std::string reduce;      // PAPSHIM_REDUCE
+  std::string allgather;   // PAPSHIM_ALLGATHER
+  PredictorMode predictor;
+  int sma_window;
+  bool disable;
+  std::string report;      // "off" disables
+  std::string log_level;
+  std::string log_dir;     // empty: stderr
+  int callsite_depth;
+  bool check;
+  int clv_segments;        // 0: P segments
+  long tree_segsize;       // bytes per segment of the reduce trees; 0: P segments; -1: auto
+  std::string timeline;    // Chrome trace path, empty: off
+  bool helper_thread;
+  long min_bytes;
+  bool reproducible;       // allreduce/reduce results independent of timing
+  bool help;
+  long test_max_private;   // test-only: private duplicates allowed (0: any number)
+  double clock_offset_us;  // test-only: added to this rank's clock
+
+  // name -> canonical value, for the cross-rank comparison (parse_config
+  // fills it; empty in a default-constructed Config).
+  std::vector<std::pair<std::string, std::string>> values;
+};
 
 enum class ParamType { Choice, Int, Bool, String, Double };
 
 struct ParamSpec {
   const char* name;
   ParamType type;
-  const char* def;
-  std::vector<std::string> choices;  // Choice: accepted values
-  long min = 0, max = 0;             // Int: accepted range
-  const char* help;
-  bool test_only = false;            // hidden knobs for the test suite
-  bool job_wide = true;              // must be equal on every rank
+  const char* def;                   // the default, as the variable's value
+  std::vector<std::string> choices;  // Choice: accepted values; Int: words accepted besides integers
+  long min, max;                     // Int: accepted range
+  const char* help;                  // papshim-info, PAPSHIM_HELP=1, README table
+  // Stores the canonical value (raw value for String and Double) in Config.
+  std::function<void(Config&, const std::string&)> store;
+  const char* shown_default;         // how the default reads in the tables, if not `def`
+  const char* accepts;               // String: what is accepted, in words
+  const char* empty_error;           // String: an empty value is rejected with this "accepted" text
+  bool test_only;                    // hidden knobs for the test suite
+  bool job_wide;                     // must be equal on every rank
 };
 
 const std::vector<ParamSpec>& param_specs();
-
-enum class PredictorMode { Sma, Edge, Off };
-
-struct Config {
-  std::string allreduce = "auto";
-  std::string reduce = "auto";
-  std::string allgather = "auto";
-  PredictorMode predictor = PredictorMode::Sma;
-  int sma_window = 2;
-  bool disable = false;
-  std::string report = "papshim-report";  // "off" disables
-  std::string log_level = "warn";
-  std::string log_dir;
-  int callsite_depth = 1;
-  bool check = false;
-  int clv_segments = 0;   // 0: chosen by the cost model
-  long tree_segsize = -1;  // bytes per segment of the reduce trees; 0: P segments; -1: auto
-  std::string timeline;   // Chrome trace path, empty: off
-  double clock_offset_us = 0;  // test-only: added to this rank's clock
-  long test_max_private = 0;   // test-only: private duplicates allowed (0: any number)
-  bool help = false;
-  bool helper_thread = true;
-  long min_bytes = 16384;
-  bool reproducible = false;  // allreduce/reduce results independent of timing
-
-  // name -> canonical value, for the cross-rank comparison.
-  std::vector<std::pair<std::string, std::string>> values;
-};
 
 class ConfigError : public std::runtime_error {
  public:
@@ -69,11 +82,14 @@ using EnvLookup = std::function<const char*(const char*)>;
 Config parse_config(const EnvLookup& env);
 Config parse_config_from_environment();
 
-// The help table (papshim-info, PAPSHIM_HELP=1).
+// The help text (papshim-info, PAPSHIM_HELP=1).
 std::string describe_params(bool include_test_only = false);
 
-// Per-rank clock offset is the only per-rank knob; every other parameter must
-// agree across ranks.
+// The README's parameter table (markdown, non-test parameters).
+std::string params_markdown();
+
+// Per-rank clock offset and PAPSHIM_HELP are the only per-rank knobs; every
+// other parameter must agree across ranks.
 bool is_job_wide(const std::string& name);
 
 }  // namespace papshim

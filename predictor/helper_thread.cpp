@@ -52,11 +52,11 @@ void HelperThread::forget_after_fork() {
   running_ = false;
 }
 
-void HelperThread::round_opened(const std::shared_ptr<Predictor>& p, int nprocs) {
+void HelperThread::round_opened(const std::shared_ptr<Predictor>& p, int nprocs, int rank) {
   if (!running_) return;
   {
     std::lock_guard<std::mutex> lock(producer_mu_);
-    if (!queue_.push(Event{p, nprocs})) return;  // full: this round is decided inline
+    if (!queue_.push(Event{p, nprocs, rank})) return;  // full: this round is decided inline
   }
   if (sleeping_.load()) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -80,7 +80,7 @@ void HelperThread::loop() {
         Precomputed p;
         p.seq = seq;
         p.shape = shape;
-        p.selection = precompute_(round, shape, it->nprocs);
+        p.selection = precompute_(round, shape, it->nprocs, it->rank);
         it->pred->store_precomputed(std::move(p));
         precomputed_++;
       }

@@ -4,8 +4,9 @@
 // Works as follows.  The application thread pushes an event into a
 // single-producer lock-free queue whenever it opens a prediction round (at a
 // collective's exit) and wakes the helper.  The helper watches the open
-// rounds: every 100 microseconds it tests whether a round's data has arrived
-// (PMPI_Testall; it never blocks inside MPI), and once it has, computes the
+// rounds: every 100 microseconds it tests whether a round's collective has
+// completed (PMPI_Test, which also progresses it; it never blocks inside MPI
+// and never starts a collective), and once it has, computes the
 // decision for that call ahead of time (the precompute callback: cost model,
 // simulation, schedule) and leaves it in the predictor, so the application
 // thread finds it ready at the entry.  With nothing to watch it sleeps on a
@@ -32,7 +33,7 @@ namespace papshim {
 
 class HelperThread {
  public:
-  using Precompute = std::function<std::shared_ptr<const void>(const RoundResult&, const CallShape&, int nprocs)>;
+  using Precompute = std::function<std::shared_ptr<const void>(const RoundResult&, const CallShape&, int nprocs, int rank)>;
 
   // Starts the thread; false (and no thread) when it could not start.
   bool start(Precompute fn);
@@ -44,7 +45,7 @@ class HelperThread {
 
   // Called by application threads; a mutex keeps the queue single-producer
   // when several application threads run collectives.
-  void round_opened(const std::shared_ptr<Predictor>& p, int nprocs);
+  void round_opened(const std::shared_ptr<Predictor>& p, int nprocs, int rank);
 
   double cpu_seconds() const { return cpu_seconds_.load(); }
   std::uint64_t precomputed() const { return precomputed_.load(); }
@@ -58,6 +59,7 @@ class HelperThread {
   struct Event {
     std::shared_ptr<Predictor> pred;
     int nprocs = 0;
+    int rank = 0;  // this process's rank in the communicator
   };
   void loop();
 

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+
+#include "config/log.h"
 
 namespace papshim {
 
@@ -11,6 +14,20 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kCloseWaitSeconds = 1.0;
 constexpr int kWords = kRoundWords;
 constexpr std::size_t at(int rank, int word) { return static_cast<std::size_t>(rank) * kWords + word; }
+
+// Closed predictors whose round is still running, with their duplicates.
+struct Parked {
+  std::shared_ptr<Predictor> pred;
+  MPI_Comm xchg = MPI_COMM_NULL;
+};
+std::mutex& parked_mu() {
+  static auto* m = new std::mutex;  // outlives static destruction
+  return *m;
+}
+std::vector<Parked>& parked_list() {
+  static auto* v = new std::vector<Parked>;
+  return *v;
+}
 }  // namespace
 
 double predicted_arrival(const double* msg, double anchor, bool anchor_edges) {
@@ -32,31 +49,24 @@ bool edges_from_anchor(const double* msgs, int nranks) {
   return 2 * votes > edges;
 }
 
-Predictor::Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode, int tag_base)
+Predictor::Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode)
     : xchg_(xchg),
       size_(size),
       rank_(rank),
       mode_(mode),
-      tag_base_(tag_base),
       history_(window),
       my_prediction_(kNaN),
-      recv_(kWords * static_cast<std::size_t>(size), 0.0),
-      recv_reqs_(static_cast<std::size_t>(size), MPI_REQUEST_NULL),
-      send_reqs_(static_cast<std::size_t>(size), MPI_REQUEST_NULL) {}
-
-int Predictor::round_tag(std::uint64_t seq) const { return tag_base_ + static_cast<int>(seq % kRoundTags); }
+      recv_(kWords * static_cast<std::size_t>(size), 0.0) {}
 
 void Predictor::post_round(std::uint64_t seq) {
-  // The previous round's sends are eager and long complete; make it so.
-  PMPI_Waitall(size_, send_reqs_.data(), MPI_STATUSES_IGNORE);
+  // The previous round was completed at the entry of call seq-1 (every round
+  // is); a request still here would be a bug, and waiting for it keeps the
+  // buffer safe (every rank started it).
+  if (req_ != MPI_REQUEST_NULL) PMPI_Wait(&req_, MPI_STATUS_IGNORE);
   round_seq_ = seq;
   round_open_ = true;
   recv_done_ = false;  // also with one rank: round_complete() builds the vector
   sent_ = false;
-  for (int p = 0; p < size_; ++p)
-    if (p != rank_)
-      PMPI_Irecv(&recv_[at(p, 0)], kWords, MPI_DOUBLE, p, round_tag(seq), xchg_,
-                 &recv_reqs_[static_cast<std::size_t>(p)]);
 }
 
 void Predictor::publish(double value, double anchored_phase, double edge_time, double edge_fraction) {
@@ -69,11 +79,17 @@ void Predictor::publish(double value, double anchored_phase, double edge_time, d
   value_[4] = edge_time;
   value_[5] = edge_fraction;
   std::copy(value_, value_ + kWords, &recv_[at(rank_, 0)]);
-  for (int p = 0; p < size_; ++p)
-    if (p != rank_)
-      PMPI_Isend(value_, kWords, MPI_DOUBLE, p, round_tag(round_seq_), xchg_,
-                 &send_reqs_[static_cast<std::size_t>(p)]);
   sent_ = true;
+  // The collective of this round (see the header for why every rank starts
+  // it in the same order).  In place: this rank's block is already there.
+  const int rc = PMPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv_.data(), kWords, MPI_DOUBLE, xchg_, &req_);
+  if (rc != MPI_SUCCESS) {
+    // The private duplicate returns errors.  No vector from this round (NaN
+    // arrivals make it invalid); nothing is outstanding.
+    req_ = MPI_REQUEST_NULL;
+    std::fill(recv_.begin(), recv_.end(), kNaN);
+    log().warn("a prediction round could not start (MPI error {}); this call runs without a prediction", rc);
+  }
 }
 
 bool Predictor::vector_valid() const {
@@ -130,7 +146,7 @@ std::optional<RoundResult> Predictor::on_entry(std::uint64_t seq, double arrival
   if (!round_open_ || round_seq_ != seq) return std::nullopt;
   publish(arrival);  // edge mode without an edge: the actual arrival
   if (!recv_done_) {
-    PMPI_Waitall(size_, recv_reqs_.data(), MPI_STATUSES_IGNORE);
+    PMPI_Wait(&req_, MPI_STATUS_IGNORE);
     recv_done_ = true;
     round_complete();
   }
@@ -176,11 +192,14 @@ bool Predictor::waiting() const {
 
 bool Predictor::poll(RoundResult& out, std::uint64_t& seq, CallShape& shape) {
   std::lock_guard<std::mutex> lock(mu_);
+  // Only a started collective is tested: starting it is the application
+  // thread's (the order of starts must be the same on every rank).
   if (!round_open_ || recv_done_ || !sent_) return false;
   int flag = 0;
-  PMPI_Testall(size_, recv_reqs_.data(), &flag, MPI_STATUSES_IGNORE);
+  PMPI_Test(&req_, &flag, MPI_STATUS_IGNORE);
   if (!flag) return false;
   recv_done_ = true;
+  if (closed_) return false;  // parked: nobody needs its vector
   round_complete();
   if (!vector_valid()) return false;
   out = result();
@@ -211,37 +230,96 @@ void Predictor::finish() {
   std::lock_guard<std::mutex> lock(mu_);
   if (round_open_) {
     publish(kNaN);
-    if (!recv_done_) PMPI_Waitall(size_, recv_reqs_.data(), MPI_STATUSES_IGNORE);
+    if (!recv_done_) PMPI_Wait(&req_, MPI_STATUS_IGNORE);
     round_open_ = false;
     recv_done_ = true;
   }
-  PMPI_Waitall(size_, send_reqs_.data(), MPI_STATUSES_IGNORE);
 }
 
-void Predictor::close() {
+bool Predictor::close() {
   std::lock_guard<std::mutex> lock(mu_);
+  closed_ = true;
   if (round_open_) {
-    // Peers must never wait for this rank: send its part first.  In SMA mode
-    // every peer sent its part at its exit of the last call, so the wait
-    // below ends as soon as the messages are in; it is bounded anyway
-    // (edge mode with communicators freed in different orders on different
-    // ranks), and what is still missing then is cancelled.
+    // Peers must never wait for this rank: start its part first.  In SMA
+    // mode every peer started its part at its exit of the last call, so the
+    // wait below ends once they progress it; it is bounded anyway (see the
+    // header), and a round still running then is parked by the caller.
     publish(kNaN);
     const double deadline = PMPI_Wtime() + kCloseWaitSeconds;
     int done = 0;
-    while (!recv_done_ && PMPI_Testall(size_, recv_reqs_.data(), &done, MPI_STATUSES_IGNORE) == MPI_SUCCESS && !done &&
+    while (!recv_done_ && PMPI_Test(&req_, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done &&
            PMPI_Wtime() < deadline) {
     }
+    if (done) recv_done_ = true;
+    if (!recv_done_ && req_ != MPI_REQUEST_NULL) return false;
   }
-  for (auto& r : recv_reqs_)
-    if (r != MPI_REQUEST_NULL) {
-      PMPI_Cancel(&r);
-      PMPI_Wait(&r, MPI_STATUS_IGNORE);
-    }
-  for (auto& r : send_reqs_)
-    if (r != MPI_REQUEST_NULL) PMPI_Request_free(&r);
   round_open_ = false;
   recv_done_ = true;
+  return true;
+}
+
+bool Predictor::test_closed() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!recv_done_ && req_ != MPI_REQUEST_NULL) {
+    int done = 0;
+    if (PMPI_Test(&req_, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || !done) return false;
+  }
+  round_open_ = false;
+  recv_done_ = true;
+  return true;
+}
+
+void Predictor::wait_closed() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (req_ != MPI_REQUEST_NULL) PMPI_Wait(&req_, MPI_STATUS_IGNORE);
+  round_open_ = false;
+  recv_done_ = true;
+}
+
+void Predictor::park(std::shared_ptr<Predictor> p, MPI_Comm xchg) {
+  std::lock_guard<std::mutex> lock(parked_mu());
+  parked_list().push_back(Parked{std::move(p), xchg});
+  log().debug("a communicator was freed with its prediction round still running: parked ({} parked)",
+              parked_list().size());
+}
+
+void Predictor::test_parked() {
+  std::vector<Parked> done;
+  {
+    std::lock_guard<std::mutex> lock(parked_mu());
+    auto& list = parked_list();
+    for (auto it = list.begin(); it != list.end();) {
+      if (it->pred->test_closed()) {
+        done.push_back(std::move(*it));
+        it = list.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  // Like every private duplicate, freed without synchronising (a local
+  // operation in the MPI libraries papshim supports).
+  for (auto& d : done)
+    if (d.xchg != MPI_COMM_NULL) PMPI_Comm_free(&d.xchg);
+}
+
+void Predictor::finish_parked() {
+  std::vector<Parked> all;
+  {
+    std::lock_guard<std::mutex> lock(parked_mu());
+    all.swap(parked_list());
+  }
+  // Every rank started each of these rounds (at its close(), its
+  // publish_final() or its call), so the waits end in any order.
+  for (auto& d : all) {
+    d.pred->wait_closed();
+    if (d.xchg != MPI_COMM_NULL) PMPI_Comm_free(&d.xchg);
+  }
+}
+
+std::size_t Predictor::parked() {
+  std::lock_guard<std::mutex> lock(parked_mu());
+  return parked_list().size();
 }
 
 }  // namespace papshim

@@ -3,20 +3,52 @@
 // rank the same arrival vector at the call's entry.
 //
 // Rounds.  Round r carries the predictions for call r (the communicator's
-// r-th intercepted call).  At the exit of call r-1 every rank posts the
-// receives of round r from every other rank, and (SMA mode) sends its own
-// prediction to every other rank: tiny eager messages that need no further
-// progress from the sender.  Edge mode sends at papshim_edge() instead, or
-// at the arrival at call r when no edge came.  At the entry of call r the
-// rank sends if it has not yet, then waits for round r.
+// r-th intercepted call): every rank contributes kRoundWords doubles and
+// every rank receives all of them, in one PMPI_Iallgather on the private
+// duplicate.  At the exit of call r-1 the rank opens round r; it starts the
+// collective when it publishes its value: SMA at that exit, edge at
+// papshim_edge() or, when no edge came, at its arrival at call r (or at the
+// communicator's free or MPI_Finalize when call r never comes).  The helper
+// thread completes it with PMPI_Test; otherwise the entry of call r waits
+// for it (PMPI_Wait).  What the collective costs is the MPI library's
+// business: Open MPI 4.1's libnbc sends P-1 messages per rank (linear, its
+// default) or log2 P (recursive doubling, coll_libnbc_iallgather_algorithm=2
+// with P a power of two).
+//
+// Why every rank starts the collectives on the private duplicate in the same
+// order.  papshim makes three kinds: the PMPI_Bcast that creates it
+// (shim/comm_context.cpp ensure_private), PAPSHIM_CHECK's PMPI_Allreduce
+// (shim/dispatch.cpp) and the rounds.  The Bcast runs before this predictor
+// exists, so before every round.  Round r is started, on every rank,
+// strictly between its exit of call r-1 (where it is opened) and its entry
+// of call r (where it is completed), or at the free/finalize that replaces
+// call r; the check's Allreduce of call r runs inside call r.  So on every
+// rank the order is: Bcast, then rounds and checks interleaved by call
+// number, and whether a call has a round or a check is decided from inputs
+// identical on every rank.  The helper thread never starts a collective: it
+// only tests the one the application thread started.
 //
 // Why the wait at entry is bounded (no deadlock): a rank waits at the entry
-// of call r only for messages its peers send at their exit of call r-1 (SMA),
-// or at their edge or their own entry of call r (edge).  Call r-1 completes
-// without round r, so every peer does exit it and send; a peer's entry of
-// call r needs nothing but its own progress.  So the wait ends at the latest
-// of those sends, never later than the latest arrival at call r.  The very
-// first call has no round (no rank posts one), identically on every rank.
+// of call r only for a collective its peers start at their exit of call r-1
+// (SMA), or at their edge or their own entry of call r (edge), and complete
+// by testing or waiting.  Call r-1 completes without round r, so every peer
+// does exit it and start it; a peer's entry of call r needs nothing but its
+// own progress.  So the wait ends, at the latest, once every peer has reached
+// call r (without the helper thread a peer may progress the collective only
+// there).  The very first call has no round (no rank opens one),
+// identically on every rank.
+//
+// Communicator free.  A nonblocking collective can be neither cancelled nor
+// freed.  close() starts this rank's part if it has not, then waits a
+// bounded time (kCloseWaitSeconds).  Peers that free the communicator start
+// their part at the latest there, so the wait ends unless a peer frees it
+// much later (edge mode with communicators freed in different orders, or a
+// peer computing long without MPI calls and no helper thread).  Then close()
+// returns false and the caller parks the predictor with its private
+// duplicate (park()): the request and its buffers stay alive, parked rounds
+// are tested at every later close() and waited for at MPI_Finalize, and the
+// duplicate is freed once its round has completed.  Never a hang, never a
+// freed or cancelled collective.
 //
 // Anchored phases (predictor/history.h).  Each message also carries the
 // rank's exit from the previous call and, when its anchored history is the
@@ -109,10 +141,6 @@ struct Precomputed {
 // estimates measure whole phases and carry no such bias, so each rank's
 // own choice stands.
 constexpr int kRoundWords = 7;
-// The rounds share the private communicator with the schedules: they use
-// the top kRoundTags tags, schedules the ones below round_tag_base().
-constexpr int kRoundTags = 16384;
-constexpr int round_tag_base(int tag_ub) { return tag_ub - kRoundTags + 1; }
 double predicted_arrival(const double* msg, double anchor, bool anchor_edges);
 // Whether the round's edges are extrapolated from the anchor: most of the
 // ranks that sent an edge prefer their anchored phases.  `msgs` holds
@@ -121,8 +149,8 @@ bool edges_from_anchor(const double* msgs, int nranks);
 
 class Predictor {
  public:
-  // `xchg`: the private duplicate; round tags are tag_base + seq % kRoundTags.
-  Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode, int tag_base);
+  // `xchg`: the private duplicate the rounds' collectives run on.
+  Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode);
   Predictor(const Predictor&) = delete;
   Predictor& operator=(const Predictor&) = delete;
 
@@ -151,15 +179,26 @@ class Predictor {
   // ranks may visit them in different orders.
   void publish_final();
   void finish();
-  // Communicator freed: sends this rank's part of the open round, takes in
-  // the peers' parts (a bounded wait), cancels what did not come, and lets
-  // the sends complete on their own.  No message is left unmatched when the
-  // ranks free their communicators in the same order.
-  void close();
+  // Communicator freed: starts this rank's part of the open round and waits
+  // for it a bounded time.  True: nothing is outstanding, the private
+  // duplicate may be freed.  False: the round is still running; park() the
+  // predictor with the duplicate instead of freeing it.
+  bool close();
+
+  // Process-wide list of closed predictors whose round is still running.
+  // park() takes over `xchg` (the private duplicate) and frees it once the
+  // round completes; test_parked() does so for the completed ones (never
+  // blocks), finish_parked() waits for all (MPI_Finalize, after the live
+  // predictors' publish_final()).
+  static void park(std::shared_ptr<Predictor> p, MPI_Comm xchg);
+  static void test_parked();
+  static void finish_parked();
+  static std::size_t parked();
 
  private:
-  int round_tag(std::uint64_t seq) const;
   void post_round(std::uint64_t seq);
+  bool test_closed();  // a closed predictor's round: completed now?
+  void wait_closed();
   void publish(double value, double anchored_phase = std::numeric_limits<double>::quiet_NaN(),
                double edge_time = std::numeric_limits<double>::quiet_NaN(),
                double edge_fraction = std::numeric_limits<double>::quiet_NaN());
@@ -171,24 +210,24 @@ class Predictor {
   MPI_Comm xchg_;
   int size_, rank_;
   PredictorMode mode_;
-  int tag_base_;
   PhaseHistory history_;
   std::unordered_map<std::uint64_t, CallShape> shape_by_site_;
   CallShape next_shape_;
-  bool round_open_ = false;   // receives of the next round posted
+  bool round_open_ = false;   // the next round is open
   bool recv_done_ = false;    // ... and complete
-  bool sent_ = false;         // this rank's value of that round sent
+  bool sent_ = false;         // ... and its collective started (this rank's value published)
+  bool closed_ = false;       // the communicator was freed
   std::uint64_t round_seq_ = 0;
   double value_[kRoundWords] = {};  // this rank's message
   double last_elapsed_ = 0;
   double my_prediction_;
   RanDecision ran_;           // what ran in the call before the open round
   Corrections corrections_;
-  std::vector<double> recv_;  // kWords per rank
+  std::vector<double> recv_;  // kWords per rank: the collective's buffer while it runs
   std::vector<double> arrival_;  // of the last complete round
   double anchor_ = 0;            // ... its anchor (NaN: none)
   std::uint64_t anchor_seq_ = ~0ull;
-  std::vector<MPI_Request> recv_reqs_, send_reqs_;
+  MPI_Request req_ = MPI_REQUEST_NULL;  // the round's PMPI_Iallgather
   Precomputed pre_;
 };
 

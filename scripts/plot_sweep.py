@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Draws the plots and the summary of a papbench sweep (scripts/sweep.sh).
+"""Draws the plots and the summary of a papbench sweep (scripts/sweep.py).
 
     scripts/plot_sweep.py RESULTS_DIR
 

@@ -17,7 +17,13 @@ int delete_context(MPI_Comm, int, void* attr, void*) {
 
 // Frees what a context owns (no MPI call on the user's communicator).
 void release(CommContext* ctx) {
-  if (ctx->pred) ctx->pred->close();
+  // A round whose collective is still running keeps the predictor and the
+  // private duplicate alive (parked) until it completes (predictor.h).
+  Predictor::test_parked();
+  if (ctx->pred && !ctx->pred->close()) {
+    Predictor::park(ctx->pred, ctx->priv);
+    ctx->priv = MPI_COMM_NULL;
+  }
   ctx->pred.reset();
   if (ctx->priv != MPI_COMM_NULL) PMPI_Comm_free(&ctx->priv);
   Stats::instance().retire_communicator(ctx->local_id);
@@ -103,8 +109,7 @@ bool CommRegistry::ensure_private(CommContext& ctx) {
   if (has_ub && ub) ctx.tag_ub = *ub;
   const Config& cfg = runtime().cfg;
   if (cfg.predictor != PredictorMode::Off)
-    ctx.pred = std::make_shared<Predictor>(ctx.priv, ctx.size, ctx.rank, cfg.sma_window, cfg.predictor,
-                                           round_tag_base(ctx.tag_ub));
+    ctx.pred = std::make_shared<Predictor>(ctx.priv, ctx.size, ctx.rank, cfg.sma_window, cfg.predictor);
   ctx.priv_state = CommContext::Private::Ready;
   log().debug("private communicator for context id={:#x} size={} rank={}", ctx.id, ctx.size, ctx.rank);
   return true;
@@ -145,6 +150,7 @@ void CommRegistry::finish_predictors() {
   }
   for (auto& p : preds) p->publish_final();
   for (auto& p : preds) p->finish();
+  Predictor::finish_parked();  // started before: at their close()
 }
 
 void CommRegistry::release_all() {

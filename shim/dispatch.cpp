@@ -88,12 +88,13 @@ CallShape shape_of(const CallArgs& a, int tsize) {
   return s;
 }
 
-SelectInput select_input(const CallShape& shape, int nprocs, const std::vector<double>& arrival,
+SelectInput select_input(const CallShape& shape, int nprocs, int rank, const std::vector<double>& arrival,
                          const Corrections& corrections) {
   const Runtime& rt = runtime();
   SelectInput in;
   in.coll = static_cast<Collective>(shape.coll);
   in.nprocs = nprocs;
+  in.rank = rank;  // only this rank's program of the pick is built
   in.root = shape.root;
   in.count = static_cast<std::size_t>(shape.count);
   in.elem_size = static_cast<std::size_t>(shape.type_size);
@@ -135,7 +136,7 @@ Decided decide_auto(const CallArgs& a, CommContext& ctx, const std::optional<Rou
   // shape, with or without a prediction (algorithms/reproducible.h); with
   // the predictor off (wants_private false) auto stays native as documented.
   if (runtime().cfg.reproducible && a.coll != Collective::Allgather && out.wants_private) {
-    const Selection sel = select_algorithm(select_input(shape, ctx.size, {}, Corrections{}));
+    const Selection sel = select_algorithm(select_input(shape, ctx.size, ctx.rank, {}, Corrections{}));
     out.algo = sel.pick;
     out.params = sel.params;
     out.sched = sel.schedule;
@@ -150,7 +151,7 @@ Decided decide_auto(const CallArgs& a, CommContext& ctx, const std::optional<Rou
     out.ready = true;
   } else {
     sel = std::make_shared<const Selection>(
-        select_algorithm(select_input(shape, ctx.size, round->arrival, round->corrections)));
+        select_algorithm(select_input(shape, ctx.size, ctx.rank, round->arrival, round->corrections)));
   }
   if (ctx.rank == 0 && log().should_log(spdlog::level::debug))
     log().debug("{} call #{} on communicator {:#x}{}: {}", to_string(a.coll), seq, ctx.id,
@@ -172,9 +173,10 @@ Decided decide(const CallArgs& a, CommContext& ctx, const std::optional<RoundRes
   out.fallback = ineligible(a, ctx.size, algo_info(*forced).needs_commutative);
   if (!out.fallback.empty()) return out;
   const SelectInput in = select_input(
-      shape, ctx.size, round ? round->arrival : std::vector<double>(static_cast<std::size_t>(ctx.size), 0.0),
+      shape, ctx.size, ctx.rank, round ? round->arrival : std::vector<double>(static_cast<std::size_t>(ctx.size), 0.0),
       Corrections{});
   out.params = schedule_params_for(*forced, in);
+  out.params.rank = ctx.rank;  // build this rank's program only
   out.sched = cached_schedule(*forced, out.params, out.fallback);
   out.algo = out.sched ? *forced : Algo::Native;
   out.wants_private = out.sched != nullptr;
@@ -234,7 +236,7 @@ void after_call(const CallArgs& a, CommContext& ctx, const Decided& d, const Cal
     ctx.rounds_left = per_rank >= static_cast<std::uint64_t>(rt.cfg.min_bytes) ? 16 : std::max(ctx.rounds_left - 1, 0);
     const RanDecision ran{static_cast<int>(a.coll), static_cast<int>(d.algo), d.by_auto ? d.predicted : 0.0};
     ctx.pred->on_exit(seq, site_id, shape, arrival, exit_time, ctx.rounds_left > 0, ran);
-    if (ctx.rounds_left > 0) HelperThread::instance().round_opened(ctx.pred, ctx.size);
+    if (ctx.rounds_left > 0) HelperThread::instance().round_opened(ctx.pred, ctx.size, ctx.rank);
   }
   SiteKey key{a.coll, ctx.local_id, ctx.size, site};
   Stats::instance().record(key, ctx.id, seq, arrival, exit_time, my_prediction, bytes, algo_info(d.algo).name,
@@ -265,7 +267,7 @@ void dispatch_call(const CallArgs& a, std::optional<int>& rc) {
     d.fallback = "no private communicator (the MPI library refused a duplicate)";
     d.sched.reset();
   }
-  if (d.sched && d.sched->max_tag() >= round_tag_base(ctx->tag_ub)) {
+  if (d.sched && d.sched->max_tag() > ctx->tag_ub) {
     d.fallback = "schedule tags exceed MPI_TAG_UB";
     d.sched.reset();
   }
@@ -284,14 +286,15 @@ void dispatch_call(const CallArgs& a, std::optional<int>& rc) {
 
 }  // namespace
 
-std::shared_ptr<const void> precompute_selection(const RoundResult& round, const CallShape& shape, int nprocs) {
+std::shared_ptr<const void> precompute_selection(const RoundResult& round, const CallShape& shape, int nprocs,
+                                                 int rank) {
   // Only what decide() would consult: auto mode, calls of PAPSHIM_MIN_BYTES
   // or more.  Anything else would be helper CPU spent for nothing.
   const auto coll = static_cast<Collective>(shape.coll);
   const long bytes = static_cast<long>(shape.count) * shape.type_size;
   if (algo_from_name(coll, setting_for(coll)) || bytes < runtime().cfg.min_bytes) return nullptr;
   return std::make_shared<const Selection>(
-      select_algorithm(select_input(shape, nprocs, round.arrival, round.corrections)));
+      select_algorithm(select_input(shape, nprocs, rank, round.arrival, round.corrections)));
 }
 
 int dispatch(const CallArgs& a) noexcept {

@@ -28,7 +28,8 @@ struct CallArgs {
 
 int call_native(const CallArgs& a);
 // The helper thread's precompute callback (auto mode's cost model).
-std::shared_ptr<const void> precompute_selection(const RoundResult& round, const CallShape& shape, int nprocs);
+std::shared_ptr<const void> precompute_selection(const RoundResult& round, const CallShape& shape, int nprocs,
+                                                 int rank);
 // Never throws: nothing leaves through the C interface.
 int dispatch(const CallArgs& a) noexcept;
 

@@ -75,7 +75,12 @@ std::uint64_t params_hash(Algo algo, const ScheduleParams& p) {
 }
 
 std::shared_ptr<const Schedule> cached_schedule(Algo algo, const ScheduleParams& p, std::string& why_not) {
-  const std::uint64_t key = params_hash(algo, p);
+  // params_hash() leaves p.rank out on purpose: dispatch's PAPSHIM_CHECK
+  // compares it between ranks, and p.rank is the one input that differs.
+  // The cache key adds it: an own-program schedule (p.rank >= 0) is not the
+  // full one (p.rank == -1).
+  const int who = p.rank;
+  const std::uint64_t key = fnv(params_hash(algo, p), &who, sizeof who);
   if (auto s = cache().find(key)) return s;
   BuildResult r = build_schedule(algo, p);
   if (!r.schedule) {

@@ -1,25 +1,10 @@
 // Tests for the allreduce schedules: SLT, plain linear tree, PRR, ring,
 // Rabenseifner and direct.
 //
-// Works as follows.  A symbolic checker plays a schedule in memory.  The
-// value of (rank, segment) is a `Value`: `count[q]`, how many times rank q's
-// contribution is in it, and `expr`, an interned id of the reduction tree that
-// produced it (leaf q for rank q's own data; RecvReduce makes the node
-// (incoming, own), as the executor computes buf = incoming op buf).  A Send
-// carries the sender's value when the Send is issued, RecvReduce combines it
-// into the receiver's, RecvCopy replaces it.  Messages match by
-// (source, destination, tag).  Two execution models:
-//   in order   every rank runs its steps strictly in program order; a Send is
-//              buffered and returns at once, a receive waits for its message.
-//              Finishing shows that program order is a valid time order.
-//   data flow  the executor's rules (schedule.h): a Send is issued once the
-//              earlier writes of its segment are done, a RecvCopy once every
-//              earlier step of its segment is done; a RecvReduce's receive is
-//              posted at once but combines only once the earlier steps of its
-//              segment are done; a Send completes when its receive is posted.
-// No progress with steps left is a deadlock.  At the end every rank must hold
-// every contribution exactly once in every segment, and all ranks the same
-// expression (the same bits, whatever the floating-point op).
+// Every schedule is checked by the independent symbolic checker of
+// support/schedule_check.h (in program order and under the executor's
+// data-flow rules: every rank must end with every contribution exactly once
+// and all ranks with the same reduction tree).
 // The simulator (simulator.h) runs every schedule as well, in both port models.
 #include <gtest/gtest.h>
 
@@ -43,198 +28,17 @@
 #include "algorithms/schedule.h"
 #include "algorithms/simulator.h"
 #include "algorithms/slt.h"
+#include "support/schedule_check.h"
 
 namespace papshim {
 namespace {
 
-struct Value {
-  std::vector<int> count;
-  int expr = -1;
-};
+using test_support::check_schedule;
+using test_support::CheckModel;
 
-using MsgKey = std::tuple<int, int, int>;  // (source, destination, tag)
-
-std::string describe(int rank, std::size_t i, const Step& st) {
-  std::ostringstream os;
-  os << "rank " << rank << " step " << i << " " << to_string(st.op) << " peer " << st.peer
-     << " seg " << st.seg << " tag " << st.tag;
-  return os.str();
+std::vector<double> arrivals(int P, int pattern, std::mt19937& rng) {
+  return test_support::arrival_pattern(P, pattern, rng);
 }
-
-class SymbolicRun {
- public:
-  explicit SymbolicRun(const Schedule& s) : s_(s), P_(static_cast<int>(s.programs.size())) {}
-
-  // Empty when the schedule is well formed, finishes under the model and
-  // leaves a correct allreduce; otherwise the first problem found.
-  std::string check(bool in_order) {
-    std::string err = validate();
-    if (err.empty()) {
-      reset();
-      err = in_order ? run_in_order() : run_data_flow();
-    }
-    return err.empty() ? verify() : err;
-  }
-
- private:
-  const Schedule& s_;
-  int P_;
-  std::vector<std::vector<Value>> val_;            // [rank][seg]
-  std::map<std::pair<int, int>, int> exprs_;       // (incoming, own) -> id
-  std::map<MsgKey, std::pair<int, std::size_t>> receiver_;  // -> (rank, step)
-
-  const std::vector<Step>& prog(int r) const { return s_.programs[static_cast<std::size_t>(r)].steps; }
-
-  std::string validate() {
-    if (s_.coll != Collective::Allreduce) return "not an allreduce";
-    if (s_.nseg < 1) return "nseg < 1";
-    std::map<MsgKey, int> send_seg;
-    receiver_.clear();
-    for (int r = 0; r < P_; ++r)
-      for (std::size_t i = 0; i < prog(r).size(); ++i) {
-        const Step& st = prog(r)[i];
-        if (st.peer < 0 || st.peer >= P_ || st.peer == r) return "bad peer: " + describe(r, i, st);
-        if (st.seg < 0 || st.seg >= s_.nseg) return "bad segment: " + describe(r, i, st);
-        if (st.tag < 0) return "negative tag: " + describe(r, i, st);
-        if (st.op == StepOp::Send) {
-          if (!send_seg.emplace(MsgKey{r, st.peer, st.tag}, st.seg).second) return "tag reused: " + describe(r, i, st);
-        } else if (!receiver_.emplace(MsgKey{st.peer, r, st.tag}, std::make_pair(r, i)).second) {
-          return "tag reused: " + describe(r, i, st);
-        }
-      }
-    if (send_seg.size() != receiver_.size()) return "sends and receives do not pair up";
-    for (const auto& [key, seg] : send_seg) {
-      const auto it = receiver_.find(key);
-      if (it == receiver_.end()) return "send without receive";
-      if (prog(it->second.first)[it->second.second].seg != seg) return "send and receive on different segments";
-    }
-    return "";
-  }
-
-  void reset() {
-    val_.assign(static_cast<std::size_t>(P_), std::vector<Value>(static_cast<std::size_t>(s_.nseg)));
-    exprs_.clear();
-    for (int r = 0; r < P_; ++r)
-      for (auto& v : val_[static_cast<std::size_t>(r)]) {
-        v.count.assign(static_cast<std::size_t>(P_), 0);
-        v.count[static_cast<std::size_t>(r)] = 1;
-        v.expr = -1 - r;  // leaves are negative, nodes non-negative
-      }
-  }
-
-  void receive(int r, const Step& st, const Value& in) {
-    Value& mine = val_[static_cast<std::size_t>(r)][static_cast<std::size_t>(st.seg)];
-    if (st.op == StepOp::RecvCopy) {
-      mine = in;
-      return;
-    }
-    for (int q = 0; q < P_; ++q) mine.count[static_cast<std::size_t>(q)] += in.count[static_cast<std::size_t>(q)];
-    const auto node = exprs_.emplace(std::make_pair(in.expr, mine.expr), static_cast<int>(exprs_.size()));
-    mine.expr = node.first->second;
-  }
-
-  std::string run_in_order() {
-    std::map<MsgKey, Value> buffered;
-    std::vector<std::size_t> pc(static_cast<std::size_t>(P_), 0);
-    for (bool moved = true; moved;) {
-      moved = false;
-      for (int r = 0; r < P_; ++r) {
-        std::size_t& i = pc[static_cast<std::size_t>(r)];
-        while (i < prog(r).size()) {
-          const Step& st = prog(r)[i];
-          if (st.op == StepOp::Send) {
-            buffered[{r, st.peer, st.tag}] = val_[static_cast<std::size_t>(r)][static_cast<std::size_t>(st.seg)];
-          } else {
-            const auto it = buffered.find({st.peer, r, st.tag});
-            if (it == buffered.end()) break;
-            receive(r, st, it->second);
-            buffered.erase(it);
-          }
-          ++i;
-          moved = true;
-        }
-      }
-    }
-    for (int r = 0; r < P_; ++r)
-      if (pc[static_cast<std::size_t>(r)] < prog(r).size())
-        return "deadlock in order at " + describe(r, pc[static_cast<std::size_t>(r)], prog(r)[pc[static_cast<std::size_t>(r)]]);
-    return "";
-  }
-
-  // Step states of the data-flow model.
-  enum Phase { kWaiting, kIssued, kArrived, kDone };
-
-  std::string run_data_flow() {
-    std::vector<std::vector<Phase>> phase(static_cast<std::size_t>(P_));
-    std::vector<std::vector<Value>> carried(static_cast<std::size_t>(P_));
-    for (int r = 0; r < P_; ++r) {
-      phase[static_cast<std::size_t>(r)].assign(prog(r).size(), kWaiting);
-      carried[static_cast<std::size_t>(r)].resize(prog(r).size());
-    }
-    auto at = [&](int r, std::size_t i) -> Phase& { return phase[static_cast<std::size_t>(r)][i]; };
-    // Are the earlier steps of the same segment done (only writes, or all)?
-    auto free_before = [&](int r, std::size_t i, bool writes_only) {
-      for (std::size_t j = 0; j < i; ++j) {
-        const Step& e = prog(r)[j];
-        if (e.seg == prog(r)[i].seg && at(r, j) != kDone && !(writes_only && e.op == StepOp::Send)) return false;
-      }
-      return true;
-    };
-    for (bool moved = true; moved;) {
-      moved = false;
-      for (int r = 0; r < P_; ++r)
-        for (std::size_t i = 0; i < prog(r).size(); ++i) {
-          const Step& st = prog(r)[i];
-          Phase& ph = at(r, i);
-          if (ph == kWaiting) {  // issue
-            const bool ok = st.op == StepOp::RecvReduce || free_before(r, i, st.op == StepOp::Send);
-            if (!ok) continue;
-            if (st.op == StepOp::Send)
-              carried[static_cast<std::size_t>(r)][i] = val_[static_cast<std::size_t>(r)][static_cast<std::size_t>(st.seg)];
-            ph = kIssued;
-            moved = true;
-          }
-          if (ph == kIssued && st.op == StepOp::Send) {  // rendezvous
-            const auto [rr, ri] = receiver_.at({r, st.peer, st.tag});
-            if (at(rr, ri) != kIssued) continue;
-            const Step& rs = prog(rr)[ri];
-            if (rs.op == StepOp::RecvCopy) {
-              receive(rr, rs, carried[static_cast<std::size_t>(r)][i]);
-              at(rr, ri) = kDone;
-            } else {
-              carried[static_cast<std::size_t>(rr)][ri] = carried[static_cast<std::size_t>(r)][i];
-              at(rr, ri) = kArrived;
-            }
-            ph = kDone;
-            moved = true;
-          }
-          if (ph == kArrived && free_before(r, i, false)) {  // combine
-            receive(r, st, carried[static_cast<std::size_t>(r)][i]);
-            ph = kDone;
-            moved = true;
-          }
-        }
-    }
-    for (int r = 0; r < P_; ++r)
-      for (std::size_t i = 0; i < prog(r).size(); ++i)
-        if (at(r, i) != kDone) return "deadlock in data flow at " + describe(r, i, prog(r)[i]);
-    return "";
-  }
-
-  std::string verify() const {
-    for (int g = 0; g < s_.nseg; ++g)
-      for (int r = 0; r < P_; ++r) {
-        const Value& v = val_[static_cast<std::size_t>(r)][static_cast<std::size_t>(g)];
-        for (int q = 0; q < P_; ++q)
-          if (v.count[static_cast<std::size_t>(q)] != 1)
-            return "rank " + std::to_string(r) + " seg " + std::to_string(g) + " has contribution " +
-                   std::to_string(q) + " " + std::to_string(v.count[static_cast<std::size_t>(q)]) + " times";
-        if (v.expr != val_[0][static_cast<std::size_t>(g)].expr)
-          return "ranks 0 and " + std::to_string(r) + " reduce seg " + std::to_string(g) + " differently";
-      }
-    return "";
-  }
-};
 
 struct Builder {
   const char* name;
@@ -259,23 +63,6 @@ const std::vector<Builder>& builders() {
   return all;
 }
 
-// Arrival patterns, in units of tau = 1: equal, one late, two late, uniform,
-// integer (many ties), reversed, spread far beyond P tau.
-std::vector<double> arrivals(int P, int pattern, std::mt19937& rng) {
-  std::vector<double> a(static_cast<std::size_t>(P), 0.0);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  auto any = [&] { return static_cast<std::size_t>(rng() % static_cast<unsigned>(P)); };
-  switch (pattern % 7) {
-    case 0: break;
-    case 1: a[any()] = 1.0 + 3.0 * P * u(rng); break;
-    case 2: a[any()] = 2.0 * P * u(rng); a[any()] = 2.0 * P * u(rng); break;
-    case 3: for (auto& x : a) x = P * u(rng); break;
-    case 4: for (auto& x : a) x = static_cast<double>(rng() % 4); break;
-    case 5: for (int r = 0; r < P; ++r) a[static_cast<std::size_t>(r)] = P - r; break;
-    case 6: for (auto& x : a) x = 100.0 * P * u(rng) * u(rng); break;
-  }
-  return a;
-}
 
 void expect_correct(const Builder& b, const ScheduleParams& p, const std::string& what) {
   const Schedule s = b.build(p);
@@ -283,8 +70,7 @@ void expect_correct(const Builder& b, const ScheduleParams& p, const std::string
   EXPECT_EQ(s.nseg, b.nseg_for(p.nprocs)) << what;
   EXPECT_LE(s.max_tag(), 4 * s.nseg) << what;
   for (bool in_order : {true, false}) {
-    SymbolicRun run(s);
-    const std::string err = run.check(in_order);
+    const std::string err = check_schedule(s, in_order ? CheckModel::InOrder : CheckModel::DataFlow);
     EXPECT_TRUE(err.empty()) << what << (in_order ? " in order: " : " data flow: ") << err;
   }
   for (bool serial : {true, false}) {
@@ -325,8 +111,7 @@ TEST(AllreduceSchedules, CheckerCatchesBrokenSchedules) {
   p.nprocs = 4;
   const Schedule good = build_ring_allreduce(p);
   auto fails = [](const Schedule& s) {
-    SymbolicRun a(s), b(s);
-    return !a.check(true).empty() && !b.check(false).empty();
+    return !check_schedule(s, CheckModel::InOrder).empty() && !check_schedule(s, CheckModel::DataFlow).empty();
   };
   Schedule s = good;  // a reduction becomes a copy: contributions lost
   s.programs[1].steps[1].op = StepOp::RecvCopy;
@@ -370,9 +155,8 @@ TEST(AllreduceSchedules, OddInputsStillGiveCorrectSchedules) {
         p.tau = tau;
         for (const Builder& b : builders()) {
           const Schedule s = b.build(p);
-          SymbolicRun run(s);
-          EXPECT_EQ(run.check(false), "") << label(b.name, P, a, tau);
-          EXPECT_EQ(run.check(true), "") << label(b.name, P, a, tau);
+          EXPECT_EQ(check_schedule(s, CheckModel::DataFlow), "") << label(b.name, P, a, tau);
+          EXPECT_EQ(check_schedule(s, CheckModel::InOrder), "") << label(b.name, P, a, tau);
         }
       }
   }
