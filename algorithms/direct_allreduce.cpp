@@ -36,19 +36,11 @@
 
 namespace papshim {
 
-namespace {
-int mod(int v, int p) { return ((v % p) + p) % p; }
-}  // namespace
-
 Schedule build_direct_allreduce(const ScheduleParams& params) {
   const int P = params.nprocs;
-  Schedule sched;
-  sched.coll = Collective::Allreduce;
-  sched.nseg = P > 1 ? P : 1;
-  sched.programs.resize(static_cast<std::size_t>(P > 0 ? P : 0));
+  Schedule sched = slice_per_rank_schedule(P);
   if (P <= 1) return sched;
   const int nseg = sched.nseg;
-  sched.tag_bound = 2 * nseg - 1;
 
   for (int r = 0; r < P; ++r) {
     if (!builds_program(params, r)) continue;
@@ -57,15 +49,15 @@ Schedule build_direct_allreduce(const ScheduleParams& params) {
     // Reduce-scatter: own copy of slice r-k to its owner, the k-th
     // contributor there.
     for (int k = 1; k < P; ++k) {
-      const int owner = mod(r - k, P);
+      const int owner = ring_mod(r - k, P);
       steps.push_back({StepOp::Send, owner, owner, owner, 0});
     }
     // Combine the own slice in the fixed order r+1, r+2, ..., r-1.
-    for (int k = 1; k < P; ++k) steps.push_back({StepOp::RecvReduce, mod(r + k, P), r, r, 0});
+    for (int k = 1; k < P; ++k) steps.push_back({StepOp::RecvReduce, ring_mod(r + k, P), r, r, 0});
     // Allgather: the finished slice to everyone, everyone's to us.
-    for (int k = 1; k < P; ++k) steps.push_back({StepOp::Send, mod(r + k, P), r, nseg + r, 1});
+    for (int k = 1; k < P; ++k) steps.push_back({StepOp::Send, ring_mod(r + k, P), r, nseg + r, 1});
     for (int k = 1; k < P; ++k) {
-      const int owner = mod(r - k, P);
+      const int owner = ring_mod(r - k, P);
       steps.push_back({StepOp::RecvCopy, owner, owner, nseg + owner, 1});
     }
   }

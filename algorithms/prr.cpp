@@ -181,12 +181,8 @@ void prr_program(const PrrPlan& plan, const PathClock& clock, int P, int id, std
 
 Schedule build_prr(const ScheduleParams& params) {
   const int P = params.nprocs;
-  Schedule sched;
-  sched.coll = Collective::Allreduce;
-  sched.nseg = P > 1 ? P : 1;
-  sched.programs.resize(static_cast<std::size_t>(P > 0 ? P : 0));
+  Schedule sched = slice_per_rank_schedule(P);
   if (P <= 1) return sched;
-  sched.tag_bound = 2 * sched.nseg - 1;
   const PrrPlan plan = prr_plan(params);
 
   // Arrivals in tau after the first, finite and clamped (beyond 4P tau the

@@ -19,35 +19,27 @@
 
 namespace papshim {
 
-namespace {
-int mod(int v, int p) { return ((v % p) + p) % p; }
-}  // namespace
-
 Schedule build_ring_allreduce(const ScheduleParams& params) {
   const int P = params.nprocs;
-  Schedule sched;
-  sched.coll = Collective::Allreduce;
-  sched.nseg = P > 1 ? P : 1;
-  sched.programs.resize(static_cast<std::size_t>(P > 0 ? P : 0));
+  Schedule sched = slice_per_rank_schedule(P);
   if (P <= 1) return sched;
   const int nseg = sched.nseg;
-  sched.tag_bound = 2 * nseg - 1;
 
   for (int r = 0; r < P; ++r) {
     if (!builds_program(params, r)) continue;
-    const int next = mod(r + 1, P), prev = mod(r - 1, P);
+    const int next = ring_mod(r + 1, P), prev = ring_mod(r - 1, P);
     auto& steps = sched.programs[static_cast<std::size_t>(r)].steps;
     steps.reserve(4 * static_cast<std::size_t>(P - 1));
 
     // Reduce-scatter: pass on the partial sum, combine the incoming one.
     for (int k = 0; k < P - 1; ++k) {
-      const int out = mod(r - k, P), in = mod(r - 1 - k, P);
+      const int out = ring_mod(r - k, P), in = ring_mod(r - 1 - k, P);
       steps.push_back({StepOp::Send, next, out, out, k});
       steps.push_back({StepOp::RecvReduce, prev, in, in, k});
     }
     // Allgather: pass on the finished segments, overwrite with incoming ones.
     for (int k = 0; k < P - 1; ++k) {
-      const int out = mod(r + 1 - k, P), in = mod(r - k, P);
+      const int out = ring_mod(r + 1 - k, P), in = ring_mod(r - k, P);
       steps.push_back({StepOp::Send, next, out, nseg + out, P - 1 + k});
       steps.push_back({StepOp::RecvCopy, prev, in, nseg + in, P - 1 + k});
     }

@@ -37,4 +37,13 @@ const char* to_string(Collective c) {
   return "?";
 }
 
+Schedule slice_per_rank_schedule(int nprocs) {
+  Schedule sched;
+  sched.coll = Collective::Allreduce;
+  sched.nseg = nprocs > 1 ? nprocs : 1;
+  sched.programs.resize(static_cast<std::size_t>(nprocs > 0 ? nprocs : 0));
+  sched.tag_bound = nprocs > 1 ? 2 * sched.nseg - 1 : sched.tag_bound;
+  return sched;
+}
+
 }  // namespace papshim

@@ -96,6 +96,12 @@ struct ScheduleParams {
 // True when the generator must fill programs[r] for these params.
 inline bool builds_program(const ScheduleParams& p, int r) { return p.rank < 0 || p.rank == r; }
 
+// The frame of an allreduce cut into one slice per rank (ring, PRR,
+// direct): nseg = P (1 for P <= 1), P empty programs, tags below 2 * nseg.
+Schedule slice_per_rank_schedule(int nprocs);
+// v modulo p in [0, p), for ring neighbours.
+inline int ring_mod(int v, int p) { return ((v % p) + p) % p; }
+
 // Element range [first, first + n) of segment `s` when `count` elements are
 // cut into `nseg` nearly equal parts (the first count % nseg get one more).
 struct SegRange {
