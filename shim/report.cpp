@@ -8,6 +8,8 @@
 #include <sstream>
 #include <type_traits>
 
+#include "shim/stats.h"
+
 namespace papshim {
 
 namespace {
@@ -255,18 +257,9 @@ std::vector<std::size_t> ReportMerger::add_rank(int rank, const RankStats& s) {
       rep_.sites.push_back(std::move(n));
     }
     ReportSite& m = rep_.sites[it->second];
-    m.calls += x.calls;
+    add_sums(m, x);
     if (rank >= 0 && rank < nranks_) m.calls_per_rank[static_cast<std::size_t>(rank)] += x.calls;
-    m.bytes += x.bytes;
-    m.sum_elapsed += x.sum_elapsed;
-    m.max_elapsed = std::max(m.max_elapsed, x.max_elapsed);
     m.communicators = std::max(m.communicators, x.communicators);
-    for (const auto& [k, v] : x.algorithms) m.algorithms[k] += v;
-    for (const auto& [k, v] : x.fallbacks) m.fallbacks[k] += v;
-    m.auto_decisions += x.auto_decisions;
-    m.ready += x.ready;
-    m.predicted_calls += x.predicted_calls;
-    m.sum_abs_error += x.sum_abs_error;
     rows.push_back(it->second);
   }
   for (const auto& a : s.samples)

@@ -7,25 +7,6 @@
 
 namespace papshim {
 
-namespace {
-
-// Adds one row's aggregates to another (a folded row or a report row).
-template <typename Into>
-void fold(Into& into, const SiteStats& from) {
-  into.calls += from.calls;
-  into.bytes += from.bytes;
-  into.sum_elapsed += from.sum_elapsed;
-  into.max_elapsed = std::max(into.max_elapsed, from.max_elapsed);
-  for (const auto& [a, n] : from.algorithms) into.algorithms[a] += n;
-  for (const auto& [r, n] : from.fallbacks) into.fallbacks[r] += n;
-  into.auto_decisions += from.auto_decisions;
-  into.ready += from.ready;
-  into.predicted_calls += from.predicted_calls;
-  into.sum_abs_error += from.sum_abs_error;
-}
-
-}  // namespace
-
 Stats& Stats::instance() {
   static Stats* s = new Stats;  // outlives static destruction (delete callbacks at exit)
   return *s;
@@ -104,7 +85,7 @@ void Stats::retire_communicator(std::uint64_t local_comm_id) {
   for (const SiteKey& key : keys->second) {
     const auto it = rows_.find(key);
     Site& site = sites_[it->second.site];
-    fold(site.retired, it->second.s);
+    add_sums(site.retired, it->second.s);
     site.retired_comms++;
     rows_.erase(it);
   }
@@ -123,12 +104,12 @@ RankStats Stats::snapshot() const {
     x.comm_size = site.key.comm_size;
     x.key = callsite_key(site.key.site);
     x.communicators = site.retired_comms;
-    fold(x, site.retired);
+    add_sums(x, site.retired);
   }
   for (const auto& [key, row] : rows_) {
     RankSite& x = out.sites[row.site];
     x.communicators++;
-    fold(x, row.s);
+    add_sums(x, row.s);
   }
   out.samples = samples_;
   return out;

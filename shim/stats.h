@@ -63,6 +63,22 @@ struct SiteKeyHash {
   }
 };
 
+// Adds one row's sums to another: a folded row, a rank's report row, a
+// merged report row (any types with these fields).
+template <typename Into, typename From>
+void add_sums(Into& into, const From& from) {
+  into.calls += from.calls;
+  into.bytes += from.bytes;
+  into.sum_elapsed += from.sum_elapsed;
+  into.max_elapsed = into.max_elapsed < from.max_elapsed ? from.max_elapsed : into.max_elapsed;
+  for (const auto& [a, n] : from.algorithms) into.algorithms[a] += n;
+  for (const auto& [r, n] : from.fallbacks) into.fallbacks[r] += n;
+  into.auto_decisions += from.auto_decisions;
+  into.ready += from.ready;
+  into.predicted_calls += from.predicted_calls;
+  into.sum_abs_error += from.sum_abs_error;
+}
+
 class Stats {
  public:
   static constexpr std::size_t kSampleCapacity = 16384;
