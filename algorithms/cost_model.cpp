@@ -99,17 +99,21 @@ ArrivalSummary summarize_arrivals(const std::vector<double>& arrival) {
   return s;
 }
 
-std::optional<double> closed_form_mean_elapsed(Algo a, Collective coll, const ScheduleParams& p,
-                                               std::size_t elem_size, const CostFigures& cost,
-                                               const ArrivalSummary& arr) {
-  const int P = p.nprocs;
-  if (P < 1 || arr.P != P || p.arrival.size() != sz(P)) return std::nullopt;
-  if (P == 1) return 0.0;
-  const double Pd = P;
-  const double L = arr.last - arr.mean;  // mean wait for the last arrival
-  const double d = arr.last - arr.prev;  // how far the last is behind the others
-  // Whole vector (allreduce, reduce) or one block (allgather), bytes.
-  const double bytes = static_cast<double>(p.count) * static_cast<double>(elem_size);
+namespace {
+
+// What every closed form starts from.
+struct Frame {
+  int P;
+  double Pd;
+  double L;      // mean wait for the last arrival
+  double d;      // how far the last is behind the others
+  double bytes;  // whole vector (allreduce, reduce) or one block (allgather)
+};
+
+std::optional<double> allreduce_cost(Algo a, const ScheduleParams& p, const CostFigures& cost,
+                                     const ArrivalSummary& arr, const Frame& f) {
+  const int P = f.P;
+  const double Pd = f.Pd, L = f.L, d = f.d, bytes = f.bytes;
   switch (a) {
     case Algo::RingAllreduce: {
       // 2(P-1) dependent ring steps, all after the last arrival.
@@ -167,6 +171,15 @@ std::optional<double> closed_form_mean_elapsed(Algo a, Collective coll, const Sc
       for (int k = 0; k < P; ++k) F = std::max(F, arr.sorted[sz(k)] + R_late + (P - 1 - k) * (s.c + 0.8 * s.u));
       return F - arr.mean;
     }
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<double> allgather_cost(Algo a, const CostFigures& cost, const Frame& f) {
+  const int P = f.P;
+  const double Pd = f.Pd, L = f.L, d = f.d, bytes = f.bytes;
+  switch (a) {
     case Algo::RingAllgather: {
       const Seg s = seg_costs(bytes, cost);
       return L + (Pd - 1) * s.t;
@@ -184,21 +197,52 @@ std::optional<double> closed_form_mean_elapsed(Algo a, Collective coll, const Sc
       const double R_late = l * (l + 3) / 4.0 * s.t;
       return L + std::max(R_late, T0 - 0.5 * d);
     }
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<double> reduce_tree_cost(Algo a, const ScheduleParams& p, const CostFigures& cost, const Frame& f) {
+  const int P = f.P;
+  int nseg = std::max(1, p.nseg);
+  if (p.count > 0 && sz(nseg) > p.count) nseg = static_cast<int>(p.count);
+  const Seg s = seg_costs(f.bytes / nseg, cost);
+  std::vector<int> rank_at;
+  if (a == Algo::SortedBinomial) {
+    rank_at = sorted_binomial_positions(p);
+  } else {
+    rank_at.resize(sz(P));
+    for (int pos = 0; pos < P; ++pos) rank_at[sz(pos)] = (pos + p.root) % P;
+  }
+  return tree_reduce(rank_at, p.arrival, nseg, s);
+}
+
+}  // namespace
+
+std::optional<double> closed_form_mean_elapsed(Algo a, Collective coll, const ScheduleParams& p,
+                                               std::size_t elem_size, const CostFigures& cost,
+                                               const ArrivalSummary& arr) {
+  const int P = p.nprocs;
+  if (P < 1 || arr.P != P || p.arrival.size() != sz(P)) return std::nullopt;
+  if (P == 1) return 0.0;
+  const Frame f{P, static_cast<double>(P), arr.last - arr.mean, arr.last - arr.prev,
+                static_cast<double>(p.count) * static_cast<double>(elem_size)};
+  switch (a) {
+    case Algo::RingAllreduce:
+    case Algo::Rabenseifner:
+    case Algo::DirectAllreduce:
+    case Algo::Prr:
+    case Algo::Slt:
+      return allreduce_cost(a, p, cost, arr, f);
+    case Algo::RingAllgather:
+    case Algo::Bruck:
+    case Algo::Sparbit:
+    case Algo::RecursiveDoubling:
+      return allgather_cost(a, cost, f);
     case Algo::Binomial:
-    case Algo::SortedBinomial: {
+    case Algo::SortedBinomial:
       if (coll != Collective::Reduce) return std::nullopt;
-      int nseg = std::max(1, p.nseg);
-      if (p.count > 0 && sz(nseg) > p.count) nseg = static_cast<int>(p.count);
-      const Seg s = seg_costs(bytes / nseg, cost);
-      std::vector<int> rank_at;
-      if (a == Algo::SortedBinomial) {
-        rank_at = sorted_binomial_positions(p);
-      } else {
-        rank_at.resize(sz(P));
-        for (int pos = 0; pos < P; ++pos) rank_at[sz(pos)] = (pos + p.root) % P;
-      }
-      return tree_reduce(rank_at, p.arrival, nseg, s);
-    }
+      return reduce_tree_cost(a, p, cost, f);
     default:
       return std::nullopt;
   }

@@ -167,8 +167,8 @@ struct StepRun {
 // One rank's run of one schedule.
 class Execution {
  public:
-  Execution(const Schedule& s, int rank, const ExecArgs& a)
-      : s_(s), a_(a), ti_(type_info(a.type)), allgather_(a.coll == Collective::Allgather),
+  Execution(const Schedule& s, int rank, const CallArgs& a, MPI_Comm comm)
+      : s_(s), a_(a), comm_(comm), ti_(type_info(a.type)), allgather_(a.coll == Collective::Allgather),
         is_root_(a.coll != Collective::Reduce || rank == a.root),
         steps_(s.programs[static_cast<std::size_t>(rank)].steps), rank_(rank) {}
 
@@ -260,10 +260,10 @@ class Execution {
       if (writes_done_[seg] != r.writes_before) return false;
       if (r.prev_send_same_peer >= 0 && run_[static_cast<std::size_t>(r.prev_send_same_peer)].state != State::Done)
         return false;
-      if (n > 0) rc = PMPI_Isend(at(work_, range.first, ti_), n, a_.type, st.peer, st.tag, a_.comm, &reqs_[i]);
+      if (n > 0) rc = PMPI_Isend(at(work_, range.first, ti_), n, a_.type, st.peer, st.tag, comm_, &reqs_[i]);
     } else if (st.op == StepOp::RecvCopy) {
       if (!write_ready) return false;
-      if (n > 0) rc = PMPI_Irecv(at(work_, range.first, ti_), n, a_.type, st.peer, st.tag, a_.comm, &reqs_[i]);
+      if (n > 0) rc = PMPI_Irecv(at(work_, range.first, ti_), n, a_.type, st.peer, st.tag, comm_, &reqs_[i]);
     } else if (r.state == State::Waiting) {  // RecvReduce: post into a temporary now
       if (n == 0) {
         if (!write_ready) return false;
@@ -271,7 +271,7 @@ class Execution {
         return true;
       }
       r.temp = t_scratch.take(ti_, range.n);
-      rc = PMPI_Irecv(at(r.temp, 0, ti_), n, a_.type, st.peer, st.tag, a_.comm, &reqs_[i]);
+      rc = PMPI_Irecv(at(r.temp, 0, ti_), n, a_.type, st.peer, st.tag, comm_, &reqs_[i]);
     } else {  // RecvReduce, received: combine when the segment is free
       if (!write_ready) return false;
       note(PMPI_Reduce_local(at(r.temp, 0, ti_), at(work_, range.first, ti_), n, a_.type, a_.op));
@@ -344,7 +344,8 @@ class Execution {
   }
 
   const Schedule& s_;
-  const ExecArgs& a_;
+  const CallArgs& a_;
+  const MPI_Comm comm_;  // the private duplicate
   const TypeInfo ti_;
   const bool allgather_, is_root_;
   const std::vector<Step>& steps_;
@@ -361,7 +362,7 @@ class Execution {
 
 }  // namespace
 
-int execute(const Schedule& s, int rank, const ExecArgs& a) { return Execution(s, rank, a).run(); }
+int execute(const Schedule& s, int rank, const CallArgs& a, MPI_Comm comm) { return Execution(s, rank, a, comm).run(); }
 
 int typed_copy(const void* src, int scount, MPI_Datatype stype, void* dst, int dcount, MPI_Datatype dtype) {
   return local_copy(src, scount, stype, dst, dcount, dtype);

@@ -4,29 +4,18 @@
 
 #include <mpi.h>
 
+#include "algorithms/call_args.h"
 #include "algorithms/schedule.h"
 
 namespace papshim {
 
-struct ExecArgs {
-  Collective coll = Collective::Allreduce;
-  const void* sendbuf = nullptr;  // MPI_IN_PLACE allowed
-  void* recvbuf = nullptr;        // NULL allowed on non-root ranks of a reduce
-  int count = 0;                  // reductions: elements; allgather: recvcount
-  MPI_Datatype type = MPI_DATATYPE_NULL;  // reductions: datatype; allgather: recvtype
-  int sendcount = 0;              // allgather only
-  MPI_Datatype sendtype = MPI_DATATYPE_NULL;  // allgather only
-  MPI_Op op = MPI_OP_NULL;
-  int root = 0;
-  MPI_Comm comm = MPI_COMM_NULL;  // the private duplicate
-};
-
-// Returns MPI_SUCCESS or the first MPI error code met.  Whatever fails, the
+// Runs rank `rank`'s program of `s` for the call `a` on `comm`, the
+// private duplicate of a.comm.  Returns MPI_SUCCESS or the first MPI error code met.  Whatever fails, the
 // rank's whole program still runs (every expected message is sent and
 // received), so the communicator stays usable.  kExecNoMemory, before any
 // message: the scratch memory could not be had.
 constexpr int kExecNoMemory = -1;
-int execute(const Schedule& s, int rank, const ExecArgs& a);
+int execute(const Schedule& s, int rank, const CallArgs& a, MPI_Comm comm);
 
 // dst <- src as a typed copy (MPI_Pack / MPI_Unpack for non-contiguous
 // types, no message); the type signatures must match.

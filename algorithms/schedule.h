@@ -74,8 +74,10 @@ struct Schedule {
   int max_tag() const;
 };
 
-// Inputs every generator takes.  All of them must be identical on every rank
-// (see DESIGN.md, "The consistency invariant").
+// Inputs every generator takes.  All of them must be identical on every rank,
+// so that every rank runs the same schedule (the consistency invariant: a
+// rank on another schedule would wait for messages that never come; see
+// shim/dispatch.cpp for where each input comes from).
 struct ScheduleParams {
   int nprocs = 1;
   int root = 0;                  // Reduce only

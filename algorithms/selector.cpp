@@ -69,82 +69,64 @@ ScheduleParams schedule_params_for(Algo a, const SelectInput& in) {
   return p;
 }
 
-Selection select_algorithm(const SelectInput& in) {
-  if (reproducible_applies(in)) return reproducible_selection(in);
-  Selection s;
+namespace {
+
+// Inputs no candidate can improve on: the reason, or "" to go on.
+const char* screen(const SelectInput& in, Selection& s) {
   const std::size_t P = static_cast<std::size_t>(in.nprocs);
   s.message_time = in.cost.alpha + in.cost.beta * whole_bytes(in);
   if (in.arrival.size() == P && P > 0) {
     const auto [lo, hi] = std::minmax_element(in.arrival.begin(), in.arrival.end());
     s.spread = *hi - *lo;
   }
-  if (in.nprocs < 2 || in.count == 0 || in.arrival.size() != P || !std::isfinite(s.spread)) {
-    s.why = "no usable prediction";
-    return s;
-  }
-  if (in.coll != Collective::Allgather && !in.commutative) {
-    s.why = "non-commutative op";
-    return s;
-  }
+  if (in.nprocs < 2 || in.count == 0 || in.arrival.size() != P || !std::isfinite(s.spread))
+    return "no usable prediction";
+  if (in.coll != Collective::Allgather && !in.commutative) return "non-commutative op";
   // Allgather candidates (Sparbit) are not arrival-aware: they are chosen on
   // measured cost whatever the spread.
-  if (in.coll != Collective::Allgather && s.spread < 0.5 * s.message_time) {
-    s.why = "balanced: predicted spread below half a message time";
-    return s;
-  }
+  if (in.coll != Collective::Allgather && s.spread < 0.5 * s.message_time)
+    return "balanced: predicted spread below half a message time";
+  return "";
+}
 
+// The measured correction of algorithm `a`'s model (1 when none).
+double correction_for(const SelectInput& in, Algo a) {
+  const int base = static_cast<int>(in.coll) * 64;
+  auto it = in.correction.find(base + static_cast<int>(a));
+  if (it != in.correction.end()) return it->second;
+  // An untried sorted binomial tree starts from what the native binomial
+  // tree measured against its model: the same tree in the same segments
+  // (the model misses the same things in both, e.g. eager sends).
+  if (a == Algo::SortedBinomial)
+    if (auto n = in.correction.find(base + static_cast<int>(Algo::Native)); n != in.correction.end())
+      return n->second;
+  return 1.0;
+}
+
+// A candidate's predicted mean elapsed time (closed form, or the simulator
+// with in.simulate or where there is none), or nullopt when it cannot run
+// these inputs.
+std::optional<double> predict(const SelectInput& in, const ArrivalSummary& summary, Algo a, const ScheduleParams& p,
+                              bool& simulated) {
+  simulated = false;
+  if (!in.simulate)
+    if (auto v = closed_form_mean_elapsed(a, in.coll, p, in.elem_size, in.cost, summary)) return v;
+  simulated = true;
+  BuildResult b = build_schedule(a, p);
+  if (!b.schedule) return std::nullopt;
   SimCost cost;
   cost.alpha = in.cost.alpha;
   cost.beta = in.cost.beta;
   cost.gamma = in.cost.gamma;
   cost.elem_size = in.elem_size;
   cost.count = in.count;
-  auto correction = [&](Algo a) {
-    const int base = static_cast<int>(in.coll) * 64;
-    auto it = in.correction.find(base + static_cast<int>(a));
-    if (it != in.correction.end()) return it->second;
-    // An untried sorted binomial tree starts from what the native binomial
-    // tree measured against its model: the same tree in the same segments
-    // (the model misses the same things in both, e.g. eager sends).
-    if (a == Algo::SortedBinomial)
-      if (auto n = in.correction.find(base + static_cast<int>(Algo::Native)); n != in.correction.end())
-        return n->second;
-    return 1.0;
-  };
-  double native_cost = INFINITY;
-  const ArrivalSummary summary = summarize_arrivals(schedule_params_for(Algo::RingAllreduce, in).arrival);
-  // The candidate's predicted mean elapsed time, or nullopt when it cannot
-  // run these inputs.
-  auto predict = [&](Algo a, const ScheduleParams& p, bool& simulated) -> std::optional<double> {
-    simulated = false;
-    if (!in.simulate)
-      if (auto v = closed_form_mean_elapsed(a, in.coll, p, in.elem_size, in.cost, summary)) return v;
-    simulated = true;
-    BuildResult b = build_schedule(a, p);
-    if (!b.schedule) return std::nullopt;
-    const SimResult r = simulate(*b.schedule, p.arrival, cost);
-    if (!r.ok) return std::nullopt;
-    return r.mean_elapsed;
-  };
-  auto run = [&](Algo a, bool native_model) -> std::optional<double> {
-    const ScheduleParams p = schedule_params_for(a, in);
-    bool simulated = false;
-    const auto t = predict(a, p, simulated);
-    if (!t) return std::nullopt;
-    const double f = correction(native_model ? Algo::Native : a);
-    s.table.push_back({a, *t * f, native_model, f, simulated});
-    if (native_model) native_cost = std::min(native_cost, *t * f);
-    return *t * f;
-  };
-  for (Algo a : native_models(in.coll, in.nprocs)) run(a, true);
-  double best = INFINITY;
-  for (Algo a : aware_candidates(in.coll, in.nprocs)) {
-    const auto c = run(a, false);
-    if (c && *c < best) {
-      best = *c;
-      s.pick = a;
-    }
-  }
+  const SimResult r = simulate(*b.schedule, p.arrival, cost);
+  if (!r.ok) return std::nullopt;
+  return r.mean_elapsed;
+}
+
+// How much faster than native an arrival-aware pick must be predicted.
+double needed_gain(const SelectInput& in, const Selection& s, double native_cost) {
   // The part of native's time an algorithm can remove: above the lower bound
   // (allreduce, allgather: every rank waits for the last arrival, then one
   // message time; reduce: early ranks may leave, so all of it).
@@ -161,9 +143,13 @@ Selection select_algorithm(const SelectInput& in) {
   // transfer kept the sorted binomial tree out where it ran 1.4 times
   // faster than native).
   const double quarter = in.coll == Collective::Reduce ? 0.0 : 0.25 * s.message_time;
-  const double needed = std::max({2.0 * in.cost.alpha, quarter, in.margin * std::max(native_cost - floor, 0.0)});
-  if (s.pick != Algo::Native && best < native_cost - needed) {
-    // Only the pick's schedule, and only this rank's program when known.
+  return std::max({2.0 * in.cost.alpha, quarter, in.margin * std::max(native_cost - floor, 0.0)});
+}
+
+// Builds the pick's schedule (only this rank's program when known) and says
+// why; native when it is not worth it or cannot be built.
+void settle(const SelectInput& in, Selection& s, double best, double native_cost) {
+  if (s.pick != Algo::Native && best < native_cost - needed_gain(in, s, native_cost)) {
     s.params = schedule_params_for(s.pick, in);
     s.params.rank = in.rank;
     BuildResult b = build_schedule(s.pick, s.params);
@@ -183,6 +169,37 @@ Selection select_algorithm(const SelectInput& in) {
     s.params = ScheduleParams{};
     s.predicted = std::isfinite(native_cost) ? native_cost : 0.0;
   }
+}
+
+}  // namespace
+
+Selection select_algorithm(const SelectInput& in) {
+  if (reproducible_applies(in)) return reproducible_selection(in);
+  Selection s;
+  s.why = screen(in, s);
+  if (!s.why.empty()) return s;
+  double native_cost = INFINITY;
+  const ArrivalSummary summary = summarize_arrivals(schedule_params_for(Algo::RingAllreduce, in).arrival);
+  auto run = [&](Algo a, bool native_model) -> std::optional<double> {
+    const ScheduleParams p = schedule_params_for(a, in);
+    bool simulated = false;
+    const auto t = predict(in, summary, a, p, simulated);
+    if (!t) return std::nullopt;
+    const double f = correction_for(in, native_model ? Algo::Native : a);
+    s.table.push_back({a, *t * f, native_model, f, simulated});
+    if (native_model) native_cost = std::min(native_cost, *t * f);
+    return *t * f;
+  };
+  for (Algo a : native_models(in.coll, in.nprocs)) run(a, true);
+  double best = INFINITY;
+  for (Algo a : aware_candidates(in.coll, in.nprocs)) {
+    const auto c = run(a, false);
+    if (c && *c < best) {
+      best = *c;
+      s.pick = a;
+    }
+  }
+  settle(in, s, best, native_cost);
   return s;
 }
 

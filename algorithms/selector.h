@@ -27,14 +27,9 @@
 
 #include "algorithms/catalog.h"
 #include "algorithms/schedule.h"
+#include "common/cost_figures.h"
 
 namespace papshim {
-
-struct CostFigures {
-  double alpha = 5e-6;   // s per message
-  double beta = 1e-10;   // s per byte
-  double gamma = 2e-10;  // s per reduced byte
-};
 
 struct SelectInput {
   Collective coll = Collective::Allreduce;

@@ -1,6 +1,6 @@
 // Works as follows (the model itself is described in simulator.h).
 //
-// 1. validate() checks every step (peer, segment, tag, operation) and pairs
+// 1. flatten_and_pair() (sim_pairing.cpp) checks every step (peer, segment, tag, operation) and pairs
 //    each Send with its receive: sends and receives are radix-sorted by
 //    (source, destination, tag) and walked side by side, so duplicates and
 //    strays show up as neighbours or gaps.
@@ -23,6 +23,8 @@
 // 5. Steps left over mean deadlock (reported with the reason the first one
 //    is stuck); otherwise the final states are checked.
 #include "algorithms/simulator.h"
+
+#include "algorithms/sim_pairing.h"
 
 #include <algorithm>
 #include <array>
@@ -72,28 +74,6 @@ struct Pair {
   std::vector<Cand> heap;
 };
 
-// A message (source, destination, tag) packed into one number, and a step.
-struct Key {
-  std::uint64_t msg;
-  int g;
-};
-
-// Stable LSD radix sort on Key::msg, which has at most `bits` bits.
-void radix_sort(std::vector<Key>& v, unsigned bits) {
-  constexpr unsigned kDigit = 11;
-  std::vector<Key> tmp(v.size());
-  std::vector<std::size_t> pos(std::size_t{1} << kDigit);
-  for (unsigned shift = 0; shift < bits; shift += kDigit) {
-    std::fill(pos.begin(), pos.end(), 0);
-    const auto digit = [shift](const Key& k) { return (k.msg >> shift) & ((1U << kDigit) - 1); };
-    for (const Key& k : v) ++pos[digit(k)];
-    std::size_t sum = 0;
-    for (std::size_t& p : pos) sum += std::exchange(p, sum);
-    for (const Key& k : v) tmp[pos[digit(k)]++] = k;
-    v.swap(tmp);
-  }
-}
-
 enum class Ev : std::uint8_t { Arrive, TransferEnd, CombineEnd };
 
 struct Event {
@@ -139,99 +119,24 @@ class Sim {
 
  private:
   static std::size_t sz(int i) { return static_cast<std::size_t>(i); }
-  const Step& step(int g) const { return flat_[sz(g)]; }
-  int rank_of(int g) const { return rank_[sz(g)]; }
+  const Step& step(int g) const { return fs_.flat[sz(g)]; }
+  int rank_of(int g) const { return fs_.rank[sz(g)]; }
 
-  std::string where(int r, std::size_t i) const {
-    const Step& st = s_.programs[sz(r)].steps[i];
-    std::ostringstream os;
-    os << "rank " << r << " step " << i << " (" << to_string(st.op) << " seg " << st.seg
-       << (st.op == StepOp::Send ? " to " : " from ") << st.peer << " tag " << st.tag << ")";
-    return os.str();
-  }
-  std::string where(int g) const { return where(rank_of(g), sz(idx_[sz(g)])); }
+  std::string where(int g) const { return fs_.where(s_, g); }
 
-  // --- 1. static checks and message pairing -------------------------------
+  // --- 1. static checks and message pairing (algorithms/sim_pairing.h) ---
   std::string validate() {
-    if (P_ == 0) return "schedule has no ranks";
-    if (arrival_.size() != sz(P_))
-      return "arrival has " + std::to_string(arrival_.size()) + " entries for " + std::to_string(P_) + " ranks";
-    if (s_.nseg < 1) return "nseg " + std::to_string(s_.nseg) + " < 1";
-    if (s_.coll == Collective::Allgather && s_.nseg != P_)
-      return "allgather needs nseg == P (" + std::to_string(s_.nseg) + " != " + std::to_string(P_) + ")";
-    if (s_.coll == Collective::Reduce && (s_.root < 0 || s_.root >= P_))
-      return "root " + std::to_string(s_.root) + " out of range";
-    if (P_ > 65535) return "too many ranks to simulate";
-    std::size_t total = 0;
-    for (const RankProgram& prog : s_.programs) total += prog.steps.size();
-    for (auto* v : {&rank_, &idx_}) v->reserve(total);
-    flat_.reserve(total);
-    std::vector<Key> sends, recvs;
-    sends.reserve(total);
-    recvs.reserve(total);
-    for (int r = 0; r < P_; ++r) {
-      const auto& steps = s_.programs[sz(r)].steps;
-      off_.push_back(rank_.size());
-      for (std::size_t i = 0; i < steps.size(); ++i) {
-        const Step& st = steps[i];
-        const int g = static_cast<int>(rank_.size());
-        rank_.push_back(r);
-        idx_.push_back(static_cast<int>(i));
-        flat_.push_back(st);
-        if (st.peer < 0 || st.peer >= P_ || st.peer == r) return where(r, i) + ": bad peer";
-        if (st.seg < 0 || st.seg >= s_.nseg) return where(r, i) + ": segment out of range";
-        if (st.tag < 0) return where(r, i) + ": negative tag";
-        if (st.op != StepOp::Send && st.op != StepOp::RecvReduce && st.op != StepOp::RecvCopy)
-          return where(r, i) + ": unknown operation";
-        if (st.op == StepOp::RecvReduce && s_.coll == Collective::Allgather)
-          return where(r, i) + ": recv_reduce in an allgather";
-        // (source, destination) for now; the tag is added below.
-        if (st.op == StepOp::Send) sends.push_back(Key{sz(r) * sz(P_) + sz(st.peer), g});
-        else recvs.push_back(Key{sz(st.peer) * sz(P_) + sz(r), g});
-      }
-    }
-    const auto bit_width = [](std::uint64_t x) {
-      unsigned b = 0;
-      while ((x >> b) != 0) ++b;
-      return b;
-    };
-    const unsigned tag_bits = bit_width(sz(s_.max_tag()));
-    const unsigned key_bits = bit_width(sz(P_) * sz(P_) - 1) + tag_bits;
-    for (auto* v : {&sends, &recvs}) {
-      for (Key& k : *v) k.msg = k.msg << tag_bits | sz(step(k.g).tag);
-      radix_sort(*v, key_bits);
-    }
-    for (const auto* v : {&sends, &recvs})
-      for (std::size_t i = 1; i < v->size(); ++i)
-        if ((*v)[i - 1].msg == (*v)[i].msg)
-          return where((*v)[i].g) + ": same (source, destination, tag) as " + where((*v)[i - 1].g);
-    msg_of_.assign(rank_.size(), -1);
-    msgs_.reserve(sends.size());
-    std::size_t j = 0;
-    std::uint64_t last_pair = 0;
-    for (const Key& k : sends) {
-      if (j < recvs.size() && recvs[j].msg < k.msg) return where(recvs[j].g) + ": no matching send";
-      if (j == recvs.size() || recvs[j].msg != k.msg) return where(k.g) + ": no matching receive";
-      Msg m;
-      m.send = k.g;
-      m.recv = recvs[j++].g;
-      if (pairs_.empty() || (k.msg >> tag_bits) != last_pair) {
-        last_pair = k.msg >> tag_bits;
-        pairs_.push_back(Pair{{rank_of(m.send), P_ + rank_of(m.recv)}, {}, {}});
-      }
-      m.pair = static_cast<int>(pairs_.size()) - 1;
-      if (step(m.send).seg != step(m.recv).seg)
-        return where(m.send) + ": matched by " + where(m.recv) + " on another segment";
-      msg_of_[sz(m.send)] = msg_of_[sz(m.recv)] = static_cast<int>(msgs_.size());
-      msgs_.push_back(m);
-    }
-    if (j < recvs.size()) return where(recvs[j].g) + ": no matching send";
+    std::string error = flatten_and_pair(s_, arrival_.size(), fs_);
+    if (!error.empty()) return error;
+    msgs_.reserve(fs_.msgs.size());
+    for (const auto& m : fs_.msgs) msgs_.push_back(Msg{m.send, m.recv, m.pair});
+    for (const auto& ports : fs_.pair_ports) pairs_.push_back(Pair{ports, {}, {}});
     return "";
   }
 
   // --- 2. per-segment step lists, buffers, ports --------------------------
   void setup() {
-    const std::size_t nrs = sz(P_) * sz(s_.nseg), nsteps = rank_.size();
+    const std::size_t nrs = sz(P_) * sz(s_.nseg), nsteps = fs_.rank.size();
     W_ = (sz(P_) + 63) / 64;
     seg_begin_.assign(nrs + 1, 0);
     for (std::size_t g = 0; g < nsteps; ++g) ++seg_begin_[rs_of(static_cast<int>(g)) + 1];
@@ -277,7 +182,7 @@ class Sim {
   void arrive(int r, double t) {
     const auto& steps = s_.programs[sz(r)].steps;
     for (std::size_t i = 0; i < steps.size(); ++i)
-      if (steps[i].op == StepOp::RecvReduce) post(msg_of_[off_[sz(r)] + i], false, t);
+      if (steps[i].op == StepOp::RecvReduce) post(fs_.msg_of[fs_.off[sz(r)] + i], false, t);
     for (int seg = 0; seg < s_.nseg; ++seg) release_group(sz(r) * sz(s_.nseg) + sz(seg), t);
   }
 
@@ -300,7 +205,7 @@ class Sim {
   void release_step(int g, double t) {
     released_[sz(g)] = 1;
     const Step& st = step(g);
-    const int m = msg_of_[sz(g)];
+    const int m = fs_.msg_of[sz(g)];
     if (st.op == StepOp::Send) {
       std::copy_n(state_at(rank_of(g), st.seg), 2 * W_, payload_at(m));
       post(m, true, t);
@@ -418,7 +323,7 @@ class Sim {
   }
 
   void combine_end(int g, double t) {
-    add(state_at(rank_of(g), step(g).seg), payload_at(msg_of_[sz(g)]));
+    add(state_at(rank_of(g), step(g).seg), payload_at(fs_.msg_of[sz(g)]));
     complete(g, t);
   }
 
@@ -433,10 +338,10 @@ class Sim {
 
   // --- 5. outcome -----------------------------------------------------------
   std::string deadlock_report() const {
-    for (int g = 0; g < static_cast<int>(rank_.size()); ++g) {
+    for (int g = 0; g < static_cast<int>(fs_.rank.size()); ++g) {
       if (done_[sz(g)]) continue;
       const Step& st = step(g);
-      const Msg& msg = msgs_[sz(msg_of_[sz(g)])];
+      const Msg& msg = msgs_[sz(fs_.msg_of[sz(g)])];
       const int other = st.op == StepOp::Send ? msg.recv : msg.send;
       std::string why;
       if (!released_[sz(g)])
@@ -489,10 +394,7 @@ class Sim {
   const SimCost& cost_;
   const int P_;
   std::size_t W_ = 1;                 // words per bit set
-  std::vector<std::size_t> off_;      // first global step id of each rank
-  std::vector<int> rank_, idx_;       // per global step id
-  std::vector<Step> flat_;            // per global step id
-  std::vector<int> msg_of_;           // per global step id
+  FlatSchedule fs_;                   // steps by global id, messages paired
   std::vector<Msg> msgs_;
   std::vector<std::size_t> seg_begin_, next_;  // CSR over (rank, segment)
   std::vector<int> seg_steps_, open_;

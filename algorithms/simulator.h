@@ -30,7 +30,7 @@
 //   - A rank exits when its last step completes (at arrival if it has none).
 //   Bytes of segment s: Allreduce/Reduce: the element range
 //   segment_bounds(count, nseg, s) times elem_size; Allgather: one block of
-//   `count` elements (count is the per-rank block, as in ExecArgs).  The
+//   `count` elements (count is the per-rank block, as in CallArgs).  The
 //   executor skips the messages of an empty segment; the simulator still
 //   charges alpha for them, so for count < nseg it errs on the slow side.
 //

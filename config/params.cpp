@@ -204,6 +204,11 @@ std::vector<ParamSpec> make_specs() {
                    "results); 0: "
                    "arrival-aware, results may differ in the last bits with the lateness pattern",
                    field(&Config::reproducible)));
+  s.push_back(flag("PAPSHIM_HIERARCHY", "1",
+                   "with several ranks on a host of a communicator that spans hosts, allreduce and reduce combine "
+                   "within each host through the MPI library and run the arrival-aware algorithm between hosts "
+                   "(one rank per host); 0: between all ranks",
+                   field(&Config::hierarchy)));
   s.push_back(per_rank(flag("PAPSHIM_HELP", "0", "print this table on rank 0 at `MPI_Init`", field(&Config::help))));
   s.push_back(test_only(integer("PAPSHIM_TEST_MAX_PRIVATE", "0", 0, 1000000,
                                 "test only: refuse private duplicates after this many (0: never), as an MPI library "
@@ -213,6 +218,10 @@ std::vector<ParamSpec> make_specs() {
                                   "test only: microseconds added to this rank's clock (emulates hosts whose clocks "
                                   "disagree)",
                                   field(&Config::clock_offset_us), nullptr, nullptr, nullptr, false, true})));
+  s.push_back(test_only(integer("PAPSHIM_TEST_RANKS_PER_NODE", "0", 0, 1000000,
+                                "test only: every K consecutive world ranks form one emulated host (0: the real "
+                                "hosts)",
+                                field(&Config::test_ranks_per_node))));
   return s;
 }
 

@@ -41,9 +41,11 @@ struct Config {
   bool helper_thread;
   long min_bytes;
   bool reproducible;       // allreduce/reduce results independent of timing
+  bool hierarchy;          // several ranks per host: combine within hosts, arrival-aware between them
   bool help;
   long test_max_private;   // test-only: private duplicates allowed (0: any number)
   double clock_offset_us;  // test-only: added to this rank's clock
+  long test_ranks_per_node;  // test-only: every K consecutive world ranks form one emulated host (0: real hosts)
 
   // name -> canonical value, for the cross-rank comparison (parse_config
   // fills it; empty in a default-constructed Config).

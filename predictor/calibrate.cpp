@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "shim/clock.h"
+#include "common/clock.h"
 
 namespace papshim {
 
@@ -42,16 +42,16 @@ void clock_offsets(MPI_Comm world, int rank, int size, Calibration& c) {
   }
 }
 
-// Smallest one-way time of `bytes` between ranks 0 and 1.
-double one_way(MPI_Comm world, int rank, std::vector<char>& buf, int bytes) {
+// Smallest one-way time of `bytes` between ranks 0 and `peer`.
+double one_way(MPI_Comm world, int rank, int peer, std::vector<char>& buf, int bytes) {
   double best = 1e300;
   for (int i = 0; i < 5; ++i) {
     if (rank == 0) {
       const double t0 = now();
-      PMPI_Send(buf.data(), bytes, MPI_BYTE, 1, kTagData, world);
-      PMPI_Recv(buf.data(), bytes, MPI_BYTE, 1, kTagData, world, MPI_STATUS_IGNORE);
+      PMPI_Send(buf.data(), bytes, MPI_BYTE, peer, kTagData, world);
+      PMPI_Recv(buf.data(), bytes, MPI_BYTE, peer, kTagData, world, MPI_STATUS_IGNORE);
       best = std::min(best, 0.5 * (now() - t0));
-    } else if (rank == 1) {
+    } else if (rank == peer) {
       PMPI_Recv(buf.data(), bytes, MPI_BYTE, 0, kTagData, world, MPI_STATUS_IGNORE);
       PMPI_Send(buf.data(), bytes, MPI_BYTE, 0, kTagData, world);
     }
@@ -61,16 +61,17 @@ double one_way(MPI_Comm world, int rank, std::vector<char>& buf, int bytes) {
 
 }  // namespace
 
-Calibration calibrate(MPI_Comm world, int rank, int size) {
+Calibration calibrate(MPI_Comm world, int rank, int size, int peer) {
   Calibration c;
   if (size < 2) return c;
   clock_offsets(world, rank, size, c);
   constexpr int kBig = 1 << 20;
-  std::vector<char> buf(rank <= 1 ? kBig : 0);
+  const bool measures = rank == 0 || rank == peer;
+  std::vector<char> buf(measures ? kBig : 0);
   double fig[3] = {c.cost.alpha, c.cost.beta, c.cost.gamma};
-  if (rank <= 1) {
-    const double small = one_way(world, rank, buf, 8);
-    const double big = one_way(world, rank, buf, kBig);
+  if (measures) {
+    const double small = one_way(world, rank, peer, buf, 8);
+    const double big = one_way(world, rank, peer, buf, kBig);
     if (rank == 0) {
       fig[0] = std::max(small, 1e-7);
       fig[1] = std::max((big - small) / kBig, 1e-12);

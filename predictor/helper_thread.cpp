@@ -52,11 +52,12 @@ void HelperThread::forget_after_fork() {
   running_ = false;
 }
 
-void HelperThread::round_opened(const std::shared_ptr<Predictor>& p, int nprocs, int rank) {
+void HelperThread::round_opened(const std::shared_ptr<Predictor>& p, int nprocs, int rank,
+                                std::shared_ptr<const NodeMap> nodes) {
   if (!running_) return;
   {
     std::lock_guard<std::mutex> lock(producer_mu_);
-    if (!queue_.push(Event{p, nprocs, rank})) return;  // full: this round is decided inline
+    if (!queue_.push(Event{p, nprocs, rank, std::move(nodes)})) return;  // full: this round is decided inline
   }
   if (sleeping_.load()) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -80,7 +81,7 @@ void HelperThread::loop() {
         Precomputed p;
         p.seq = seq;
         p.shape = shape;
-        p.selection = precompute_(round, shape, it->nprocs, it->rank);
+        p.selection = precompute_(round, shape, it->nprocs, it->rank, it->nodes.get());
         it->pred->store_precomputed(std::move(p));
         precomputed_++;
       }

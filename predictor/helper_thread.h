@@ -27,13 +27,15 @@
 
 #include <boost/lockfree/spsc_queue.hpp>
 
+#include "algorithms/node_map.h"
 #include "predictor/predictor.h"
 
 namespace papshim {
 
 class HelperThread {
  public:
-  using Precompute = std::function<std::shared_ptr<const void>(const RoundResult&, const CallShape&, int nprocs, int rank)>;
+  using Precompute = std::function<std::shared_ptr<const Selection>(const RoundResult&, const CallShape&, int nprocs,
+                                                                     int rank, const NodeMap* nodes)>;
 
   // Starts the thread; false (and no thread) when it could not start.
   bool start(Precompute fn);
@@ -45,7 +47,8 @@ class HelperThread {
 
   // Called by application threads; a mutex keeps the queue single-producer
   // when several application threads run collectives.
-  void round_opened(const std::shared_ptr<Predictor>& p, int nprocs, int rank);
+  // `nodes`: the communicator's hosts (null: none), for the precompute.
+  void round_opened(const std::shared_ptr<Predictor>& p, int nprocs, int rank, std::shared_ptr<const NodeMap> nodes);
 
   double cpu_seconds() const { return cpu_seconds_.load(); }
   std::uint64_t precomputed() const { return precomputed_.load(); }
@@ -60,6 +63,7 @@ class HelperThread {
     std::shared_ptr<Predictor> pred;
     int nprocs = 0;
     int rank = 0;  // this process's rank in the communicator
+    std::shared_ptr<const NodeMap> nodes;
   };
   void loop();
 

@@ -49,11 +49,12 @@ bool edges_from_anchor(const double* msgs, int nranks) {
   return 2 * votes > edges;
 }
 
-Predictor::Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode)
+Predictor::Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode, long min_bytes)
     : xchg_(xchg),
       size_(size),
       rank_(rank),
       mode_(mode),
+      min_bytes_(static_cast<std::uint64_t>(std::max(min_bytes, 0L))),
       history_(window),
       my_prediction_(kNaN),
       recv_(kWords * static_cast<std::size_t>(size), 0.0) {}
@@ -156,9 +157,10 @@ std::optional<RoundResult> Predictor::on_entry(std::uint64_t seq, double arrival
   return result();
 }
 
-void Predictor::on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& shape, double arrival,
-                        double exit, bool open_round, const RanDecision& ran) {
+bool Predictor::on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& shape, double arrival,
+                        double exit, std::uint64_t bytes_per_rank, const RanDecision& ran) {
   std::lock_guard<std::mutex> lock(mu_);
+  rounds_left_ = bytes_per_rank >= min_bytes_ ? kRoundsAfterLargeCall : std::max(rounds_left_ - 1, 0);
   last_elapsed_ = exit - arrival;
   ran_ = ran;
   history_.on_call(site, arrival, exit, anchor_seq_ == seq ? anchor_ : kNaN);
@@ -166,13 +168,14 @@ void Predictor::on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& 
   const auto next = history_.expected_next_site();
   auto it = next ? shape_by_site_.find(*next) : shape_by_site_.end();
   next_shape_ = it == shape_by_site_.end() ? shape : it->second;
-  if (!open_round) return;
+  if (rounds_left_ == 0) return false;
   post_round(seq + 1);
   if (mode_ == PredictorMode::Sma) {
     const auto p = history_.predict_next_arrival();
     const auto phase = history_.anchored_phase_next();
     publish(p ? *p : kNaN, phase ? *phase : kNaN);
   }
+  return true;
 }
 
 void Predictor::on_edge(double t, double fraction) {

@@ -84,6 +84,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "algorithms/selector.h"
 #include "config/params.h"
 #include "predictor/history.h"
 
@@ -123,7 +124,7 @@ struct RoundResult {
 struct Precomputed {
   std::uint64_t seq = ~0ull;
   CallShape shape;
-  std::shared_ptr<const void> selection;  // a Selection (algorithms/selector.h)
+  std::shared_ptr<const Selection> selection;
 };
 
 // One rank's arrival from its round message (kRoundWords doubles: its
@@ -149,8 +150,9 @@ bool edges_from_anchor(const double* msgs, int nranks);
 
 class Predictor {
  public:
-  // `xchg`: the private duplicate the rounds' collectives run on.
-  Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode);
+  // `xchg`: the private duplicate the rounds' collectives run on;
+  // `min_bytes`: PAPSHIM_MIN_BYTES (the round policy, on_exit()).
+  Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode, long min_bytes);
   Predictor(const Predictor&) = delete;
   Predictor& operator=(const Predictor&) = delete;
 
@@ -160,10 +162,15 @@ class Predictor {
   std::optional<RoundResult> on_entry(std::uint64_t seq, double arrival);
   // This rank's published prediction for the current call (NaN: none).
   double my_prediction() const { return my_prediction_; }
-  // `open_round`: post the round of call seq+1 (decided identically on every
-  // rank from the communicator's call sizes).
-  void on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& shape, double arrival, double exit,
-               bool open_round, const RanDecision& ran);
+  // Exit of call `seq` of `bytes_per_rank` bytes.  Returns whether it
+  // opened the round of call seq+1.  Rounds are worth their messages only
+  // while the communicator carries large calls: they stay open for
+  // kRoundsAfterLargeCall calls after each call of at least `min_bytes`.
+  // Call sizes are identical on every rank, so every rank opens the same
+  // rounds.
+  static constexpr int kRoundsAfterLargeCall = 16;
+  bool on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& shape, double arrival, double exit,
+               std::uint64_t bytes_per_rank, const RanDecision& ran);
   // papshim_edge(fraction) at time `t`.
   void on_edge(double t, double fraction);
 
@@ -210,6 +217,8 @@ class Predictor {
   MPI_Comm xchg_;
   int size_, rank_;
   PredictorMode mode_;
+  std::uint64_t min_bytes_;
+  int rounds_left_ = 0;       // calls that still open a round (on_exit)
   PhaseHistory history_;
   std::unordered_map<std::uint64_t, CallShape> shape_by_site_;
   CallShape next_shape_;

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <string>
 
+#include "common/hash.h"
+
 namespace papshim {
 
 constexpr int kMaxCallsiteDepth = 8;
@@ -25,8 +27,8 @@ struct CallSite {
 
 struct CallSiteHash {
   std::size_t operator()(const CallSite& c) const {
-    std::uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < c.depth; ++i) h = (h ^ reinterpret_cast<std::uintptr_t>(c.pc[i])) * 1099511628211ull;
+    std::uint64_t h = kFnvOffset;
+    for (int i = 0; i < c.depth; ++i) h = fnv1a_word(h, reinterpret_cast<std::uintptr_t>(c.pc[i]));
     return static_cast<std::size_t>(h);
   }
 };

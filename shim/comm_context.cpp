@@ -25,6 +25,7 @@ void release(CommContext* ctx) {
     ctx->priv = MPI_COMM_NULL;
   }
   ctx->pred.reset();
+  ctx->hier.reset();
   if (ctx->priv != MPI_COMM_NULL) PMPI_Comm_free(&ctx->priv);
   Stats::instance().retire_communicator(ctx->local_id);
 }
@@ -109,7 +110,12 @@ bool CommRegistry::ensure_private(CommContext& ctx) {
   if (has_ub && ub) ctx.tag_ub = *ub;
   const Config& cfg = runtime().cfg;
   if (cfg.predictor != PredictorMode::Off)
-    ctx.pred = std::make_shared<Predictor>(ctx.priv, ctx.size, ctx.rank, cfg.sma_window, cfg.predictor);
+    ctx.pred =
+        std::make_shared<Predictor>(ctx.priv, ctx.size, ctx.rank, cfg.sma_window, cfg.predictor, cfg.min_bytes);
+  // Several ranks per host: reductions run between hosts (shim/hierarchy.h).
+  // Every input is job-wide, so every rank makes the same decision here.
+  if (cfg.hierarchy && !cfg.reproducible && runtime().multi_node)
+    ctx.hier = make_hierarchy(ctx.priv, ctx.rank, runtime().host_key);
   ctx.priv_state = CommContext::Private::Ready;
   log().debug("private communicator for context id={:#x} size={} rank={}", ctx.id, ctx.size, ctx.rank);
   return true;

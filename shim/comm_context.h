@@ -24,6 +24,7 @@
 #include <unordered_set>
 
 #include "predictor/predictor.h"
+#include "shim/hierarchy.h"
 
 namespace papshim {
 
@@ -38,8 +39,8 @@ struct CommContext {
   std::uint64_t id = 0;           // same on every rank once priv exists; 0 before
   std::uint64_t seq = 0;          // intercepted calls so far
   int tag_ub = 32767;             // of priv
-  int rounds_left = 0;            // predictor rounds stay open this many calls after a large one
   std::shared_ptr<Predictor> pred;  // null: predictor off, size 1 or no priv (shared with the helper)
+  std::unique_ptr<Hierarchy> hier;  // several ranks per host (shim/hierarchy.h); made with priv
 };
 
 class CommRegistry {

@@ -24,10 +24,12 @@
 #include "algorithms/selector.h"
 #include "config/log.h"
 #include "predictor/helper_thread.h"
+#include "shim/agreement.h"
 #include "shim/call_checks.h"
 #include "shim/callsite.h"
-#include "shim/clock.h"
+#include "common/clock.h"
 #include "shim/comm_context.h"
+#include "shim/hierarchy.h"
 #include "shim/runtime.h"
 #include "shim/schedule_cache.h"
 #include "shim/stats.h"
@@ -53,10 +55,9 @@ const std::string& setting_for(Collective c) {
 
 // PAPSHIM_CHECK: every rank must hold the same decision inputs.
 bool inputs_agree(const CommContext& ctx, Algo algo, const ScheduleParams& p, std::uint64_t bytes) {
-  std::uint64_t h = params_hash(algo, p) ^ (bytes * 0x9e3779b97f4a7c15ull);
-  std::uint64_t v[2] = {h, ~h}, mx[2] = {0, 0};
-  if (PMPI_Allreduce(v, mx, 2, MPI_UINT64_T, MPI_MAX, ctx.priv) != MPI_SUCCESS) return false;
-  return mx[0] == v[0] && mx[1] == v[1];
+  const std::uint64_t h = params_hash(algo, p) ^ (bytes * 0x9e3779b97f4a7c15ull);
+  const std::vector<bool> same = agree_across(ctx.priv, &h, 1);
+  return !same.empty() && same[0];
 }
 
 int type_size(MPI_Datatype t) {
@@ -88,17 +89,27 @@ CallShape shape_of(const CallArgs& a, int tsize) {
   return s;
 }
 
+// The hosts a reduction's schedule runs between (shim/hierarchy.h), or
+// nullptr: between all ranks.  Allgather always runs between all ranks.
+const NodeMap* hosts_for(Collective c, const NodeMap* nodes) {
+  return c == Collective::Allgather ? nullptr : nodes;
+}
+
+// `nodes` (hosts_for): the schedule runs between hosts, one per leader, each
+// arriving with its latest rank.
 SelectInput select_input(const CallShape& shape, int nprocs, int rank, const std::vector<double>& arrival,
-                         const Corrections& corrections) {
+                         const Corrections& corrections, const NodeMap* nodes) {
   const Runtime& rt = runtime();
   SelectInput in;
   in.coll = static_cast<Collective>(shape.coll);
-  in.nprocs = nprocs;
-  in.rank = rank;  // only this rank's program of the pick is built
-  in.root = shape.root;
+  in.nprocs = nodes ? nodes->nnodes : nprocs;
+  in.rank = nodes ? nodes->node_index : rank;  // only this rank's program of the pick is built
+  in.root = nodes ? nodes->node_of[static_cast<std::size_t>(shape.root)] : shape.root;
   in.count = static_cast<std::size_t>(shape.count);
   in.elem_size = static_cast<std::size_t>(shape.type_size);
-  in.arrival = arrival;
+  if (nodes && !arrival.empty()) in.arrival = nodes->latest(arrival);
+  else if (nodes) in.arrival.assign(static_cast<std::size_t>(nodes->nnodes), 0.0);
+  else in.arrival = arrival;
   in.cost = rt.cal.cost;
   in.commutative = shape.commutative;
   in.clv_segments = rt.cfg.clv_segments;
@@ -109,6 +120,25 @@ SelectInput select_input(const CallShape& shape, int nprocs, int rank, const std
   return in;
 }
 
+const NodeMap* hosts_of(Collective c, const CommContext& ctx) {
+  return hosts_for(c, ctx.hier ? ctx.hier->map.get() : nullptr);
+}
+
+// A schedule between hosts shows in the report as "<algorithm>@hosts".
+const char* reported_name(Algo a, bool between_hosts) {
+  if (!between_hosts) return algo_info(a).name;
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const AlgoInfo& info : all_algorithms()) {
+      const auto i = static_cast<std::size_t>(info.algo);
+      if (v.size() <= i) v.resize(i + 1);
+      v[i] = std::string(info.name) + "@hosts";
+    }
+    return v;
+  }();
+  return names[static_cast<std::size_t>(a)].c_str();
+}
+
 // What one call will do.
 struct Decided {
   Algo algo = Algo::Native;
@@ -116,6 +146,7 @@ struct Decided {
   ScheduleParams params;
   std::shared_ptr<const Schedule> sched;
   bool wants_private = false;  // the call needs the private duplicate (schedule or predictor)
+  bool between_hosts = false;  // sched runs between hosts (shim/hierarchy.h)
   bool by_auto = false;  // auto mode ran the cost model for this call
   bool ready = false;    // ... and the helper thread had the decision ready
   double predicted = 0;  // the cost model's mean elapsed for the pick
@@ -136,7 +167,7 @@ Decided decide_auto(const CallArgs& a, CommContext& ctx, const std::optional<Rou
   // shape, with or without a prediction (algorithms/reproducible.h); with
   // the predictor off (wants_private false) auto stays native as documented.
   if (runtime().cfg.reproducible && a.coll != Collective::Allgather && out.wants_private) {
-    const Selection sel = select_algorithm(select_input(shape, ctx.size, ctx.rank, {}, Corrections{}));
+    const Selection sel = select_algorithm(select_input(shape, ctx.size, ctx.rank, {}, Corrections{}, nullptr));
     out.algo = sel.pick;
     out.params = sel.params;
     out.sched = sel.schedule;
@@ -147,16 +178,17 @@ Decided decide_auto(const CallArgs& a, CommContext& ctx, const std::optional<Rou
   // it ran the same pure function on the same inputs.
   std::shared_ptr<const Selection> sel;
   if (auto pre = ctx.pred->take_precomputed(seq); pre && pre->shape == shape && pre->selection) {
-    sel = std::static_pointer_cast<const Selection>(pre->selection);
+    sel = pre->selection;
     out.ready = true;
   } else {
-    sel = std::make_shared<const Selection>(
-        select_algorithm(select_input(shape, ctx.size, ctx.rank, round->arrival, round->corrections)));
+    sel = std::make_shared<const Selection>(select_algorithm(
+        select_input(shape, ctx.size, ctx.rank, round->arrival, round->corrections, hosts_of(a.coll, ctx))));
   }
   if (ctx.rank == 0 && log().should_log(spdlog::level::debug))
     log().debug("{} call #{} on communicator {:#x}{}: {}", to_string(a.coll), seq, ctx.id,
                 out.ready ? " (decided ahead)" : "", format_selection(*sel));
   out.by_auto = true;
+  out.between_hosts = hosts_of(a.coll, ctx) != nullptr;
   out.predicted = sel->predicted;
   out.algo = sel->pick;
   out.params = sel->params;
@@ -172,11 +204,13 @@ Decided decide(const CallArgs& a, CommContext& ctx, const std::optional<RoundRes
   if (*forced == Algo::Native) return out;
   out.fallback = ineligible(a, ctx.size, algo_info(*forced).needs_commutative);
   if (!out.fallback.empty()) return out;
+  const NodeMap* hosts = hosts_of(a.coll, ctx);
   const SelectInput in = select_input(
       shape, ctx.size, ctx.rank, round ? round->arrival : std::vector<double>(static_cast<std::size_t>(ctx.size), 0.0),
-      Corrections{});
+      Corrections{}, hosts);
   out.params = schedule_params_for(*forced, in);
-  out.params.rank = ctx.rank;  // build this rank's program only
+  out.params.rank = in.rank;  // build this rank's program only
+  out.between_hosts = hosts != nullptr;
   out.sched = cached_schedule(*forced, out.params, out.fallback);
   out.algo = out.sched ? *forced : Algo::Native;
   out.wants_private = out.sched != nullptr;
@@ -193,18 +227,8 @@ int run_schedule(const CallArgs& a, const CommContext& ctx, const Decided& d, st
                "or costs); the ranks would run different schedules. Aborting.");
     PMPI_Abort(a.comm, 3);
   }
-  ExecArgs e;
-  e.coll = a.coll;
-  e.sendbuf = a.sendbuf;
-  e.recvbuf = a.recvbuf;
-  e.count = a.count;
-  e.type = a.type;
-  e.sendcount = a.sendcount;
-  e.sendtype = a.sendtype;
-  e.op = a.op;
-  e.root = a.root;
-  e.comm = ctx.priv;
-  const int rc = execute(*d.sched, ctx.rank, e);
+  const int rc = d.between_hosts ? run_hierarchical(a, ctx.rank, *ctx.hier, *d.sched)
+                                 : execute(*d.sched, ctx.rank, a, ctx.priv);
   if (rc == kExecNoMemory) {
     // The other ranks are already running the schedule: running native here
     // would leave both sides waiting.  Stop with the reason instead.
@@ -223,23 +247,17 @@ int run_schedule(const CallArgs& a, const CommContext& ctx, const Decided& d, st
 // The predictor's part at the exit of a call, and the call's statistics.
 void after_call(const CallArgs& a, CommContext& ctx, const Decided& d, const CallShape& shape, const CallSite& site,
                 std::uint64_t seq, double arrival, double my_prediction, int tsize) {
-  const Runtime& rt = runtime();
   const double exit_time = common_now();
   const std::uint64_t per_rank = static_cast<std::uint64_t>(tsize) * static_cast<std::uint64_t>(a.count);
   const std::uint64_t bytes = per_rank * (a.coll == Collective::Allgather ? static_cast<std::uint64_t>(ctx.size) : 1u);
   if (ctx.pred) {
-    // Rounds are worth their messages only while the communicator carries
-    // large calls: open them for 16 calls after each call of at least
-    // PAPSHIM_MIN_BYTES.  Call sizes are identical on every rank, so every
-    // rank opens the same rounds.
     const std::uint64_t site_id = CallSiteHash()(site) ^ static_cast<std::uint64_t>(a.coll);
-    ctx.rounds_left = per_rank >= static_cast<std::uint64_t>(rt.cfg.min_bytes) ? 16 : std::max(ctx.rounds_left - 1, 0);
     const RanDecision ran{static_cast<int>(a.coll), static_cast<int>(d.algo), d.by_auto ? d.predicted : 0.0};
-    ctx.pred->on_exit(seq, site_id, shape, arrival, exit_time, ctx.rounds_left > 0, ran);
-    if (ctx.rounds_left > 0) HelperThread::instance().round_opened(ctx.pred, ctx.size, ctx.rank);
+    if (ctx.pred->on_exit(seq, site_id, shape, arrival, exit_time, per_rank, ran))
+      HelperThread::instance().round_opened(ctx.pred, ctx.size, ctx.rank, ctx.hier ? ctx.hier->map : nullptr);
   }
   SiteKey key{a.coll, ctx.local_id, ctx.size, site};
-  Stats::instance().record(key, ctx.id, seq, arrival, exit_time, my_prediction, bytes, algo_info(d.algo).name,
+  Stats::instance().record(key, ctx.id, seq, arrival, exit_time, my_prediction, bytes, reported_name(d.algo, d.between_hosts && d.sched),
                            d.fallback, d.by_auto, d.ready);
 }
 
@@ -263,15 +281,23 @@ void dispatch_call(const CallArgs& a, std::optional<int>& rc) {
   const double my_prediction = ctx->pred ? ctx->pred->my_prediction() : std::nan("");
 
   Decided d = decide(a, *ctx, predicted_arrivals, shape, seq);
-  if (d.wants_private && !CommRegistry::instance().ensure_private(*ctx)) {
-    d.fallback = "no private communicator (the MPI library refused a duplicate)";
-    d.sched.reset();
+  if (d.wants_private) {
+    const bool had_hosts = ctx->hier != nullptr;
+    if (!CommRegistry::instance().ensure_private(*ctx)) {
+      d.fallback = "no private communicator (the MPI library refused a duplicate)";
+      d.sched.reset();
+    } else if (!had_hosts && ctx->hier) {
+      d = decide(a, *ctx, predicted_arrivals, shape, seq);  // the hosts are known from this call on
+    }
   }
   if (d.sched && d.sched->max_tag() > ctx->tag_ub) {
     d.fallback = "schedule tags exceed MPI_TAG_UB";
     d.sched.reset();
   }
-  if (!d.sched) d.algo = Algo::Native;
+  if (!d.sched) {
+    d.algo = Algo::Native;
+    d.between_hosts = false;
+  }
 
   if (d.sched) {
     rc = run_schedule(a, *ctx, d, seq, tsize);
@@ -286,15 +312,15 @@ void dispatch_call(const CallArgs& a, std::optional<int>& rc) {
 
 }  // namespace
 
-std::shared_ptr<const void> precompute_selection(const RoundResult& round, const CallShape& shape, int nprocs,
-                                                 int rank) {
+std::shared_ptr<const Selection> precompute_selection(const RoundResult& round, const CallShape& shape, int nprocs,
+                                                      int rank, const NodeMap* nodes) {
   // Only what decide() would consult: auto mode, calls of PAPSHIM_MIN_BYTES
   // or more.  Anything else would be helper CPU spent for nothing.
   const auto coll = static_cast<Collective>(shape.coll);
   const long bytes = static_cast<long>(shape.count) * shape.type_size;
   if (algo_from_name(coll, setting_for(coll)) || bytes < runtime().cfg.min_bytes) return nullptr;
   return std::make_shared<const Selection>(
-      select_algorithm(select_input(shape, nprocs, rank, round.arrival, round.corrections)));
+      select_algorithm(select_input(shape, nprocs, rank, round.arrival, round.corrections, hosts_for(coll, nodes))));
 }
 
 int dispatch(const CallArgs& a) noexcept {

@@ -7,29 +7,18 @@
 #include <memory>
 #include <vector>
 
+#include "algorithms/call_args.h"
+#include "algorithms/node_map.h"
 #include "algorithms/schedule.h"
 #include "predictor/predictor.h"
 
 namespace papshim {
 
-struct CallArgs {
-  Collective coll;
-  const void* sendbuf;
-  void* recvbuf;
-  int count;              // reductions: count; allgather: recvcount
-  MPI_Datatype type;      // reductions: datatype; allgather: recvtype
-  int sendcount;          // allgather only
-  MPI_Datatype sendtype;  // allgather only
-  MPI_Op op;
-  int root;
-  MPI_Comm comm;
-  void* ret_addr;         // the application's call site
-};
-
 int call_native(const CallArgs& a);
-// The helper thread's precompute callback (auto mode's cost model).
-std::shared_ptr<const void> precompute_selection(const RoundResult& round, const CallShape& shape, int nprocs,
-                                                 int rank);
+// The helper thread's precompute callback (auto mode's cost model);
+// `nodes`: the communicator's hosts when its reductions run between hosts.
+std::shared_ptr<const Selection> precompute_selection(const RoundResult& round, const CallShape& shape, int nprocs,
+                                                      int rank, const NodeMap* nodes);
 // Never throws: nothing leaves through the C interface.
 int dispatch(const CallArgs& a) noexcept;
 

@@ -22,8 +22,10 @@
 #include <vector>
 
 #include "config/log.h"
-#include "shim/clock.h"
+#include "common/clock.h"
+#include "common/hash.h"
 #include "predictor/helper_thread.h"
+#include "shim/agreement.h"
 #include "shim/comm_context.h"
 #include "shim/dispatch.h"
 #include "shim/report_writer.h"
@@ -32,7 +34,6 @@
 namespace papshim {
 
 thread_local bool ReentryGuard::depth_ = false;
-double g_clock_offset_s = 0;
 
 Runtime& runtime() {
   static Runtime rt;
@@ -42,12 +43,6 @@ Runtime& runtime() {
 double common_now() { return now() - runtime().cal.clock_offset; }
 
 namespace {
-
-std::uint64_t hash_str(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  return h;
-}
 
 [[noreturn]] void stop_job(const std::string& msg, bool print) {
   if (print) user_error(msg);
@@ -62,24 +57,21 @@ std::uint64_t hash_str(const std::string& s) {
 void validate_across_ranks(Runtime& rt, const std::string& parse_error) {
   const auto& values = rt.cfg.values;
   const std::size_t n = values.size();
-  // [0] = lowest rank with a parse error (INT_MAX none); then per parameter
-  // (hash, ~hash) so MAX over both detects any difference.
-  std::vector<std::uint64_t> mine(1 + 2 * n, 0), maxed(mine.size(), 0);
+  // [0] = the complement of this rank if it has a parse error (the maximum
+  // names the lowest such rank; 0: none); then one hash per parameter.
+  std::vector<std::uint64_t> mine(1 + n, 0), maxed(1 + n, 0);
   mine[0] = parse_error.empty() ? 0 : ~static_cast<std::uint64_t>(rt.world_rank);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t h = is_job_wide(values[i].first) ? hash_str(values[i].second) : 0;
-    mine[1 + 2 * i] = h;
-    mine[2 + 2 * i] = ~h;
-  }
-  PMPI_Allreduce(mine.data(), maxed.data(), static_cast<int>(mine.size()), MPI_UINT64_T, MPI_MAX, rt.world_priv);
+  for (std::size_t i = 0; i < n; ++i)
+    mine[1 + i] = is_job_wide(values[i].first) ? fnv1a(values[i].second) : 0;
+  const std::vector<bool> same = agree_across(rt.world_priv, mine.data(), mine.size(), maxed.data());
+  if (same.empty()) stop_job("the configuration check across ranks failed (MPI error)", rt.world_rank == 0);
   if (maxed[0] != 0) {
     const auto first_bad = static_cast<int>(~maxed[0]);
     stop_job(parse_error, first_bad == rt.world_rank);
   }
   std::string differ;
   for (std::size_t i = 0; i < n; ++i)
-    if (maxed[1 + 2 * i] != mine[1 + 2 * i] || maxed[2 + 2 * i] != mine[2 + 2 * i])
-      differ += (differ.empty() ? "" : ", ") + values[i].first;
+    if (!same[1 + i]) differ += (differ.empty() ? "" : ", ") + values[i].first;
   if (!differ.empty()) {
     std::string msg = differ + " differ between ranks (rank " + std::to_string(rt.world_rank) + " has";
     for (const auto& [name, v] : values)
@@ -88,6 +80,29 @@ void validate_across_ranks(Runtime& rt, const std::string& parse_error) {
     // Every rank sees the difference; the lowest rank reports it.
     stop_job(msg, rt.world_rank == 0);
   }
+}
+
+// Sets this rank's host key (the world rank of the lowest rank on its host)
+// and whether the job spans several hosts; returns the calibration's
+// partner of rank 0: the lowest rank on another host, else rank 1.
+int find_hosts(Runtime& rt) {
+  const long k = rt.cfg.test_ranks_per_node;
+  int key = rt.world_rank;
+  if (k > 0) {
+    key = static_cast<int>(rt.world_rank / k * k);  // PAPSHIM_TEST_RANKS_PER_NODE: emulated hosts
+  } else {
+    MPI_Comm node = MPI_COMM_NULL;
+    PMPI_Comm_split_type(rt.world_priv, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (node != MPI_COMM_NULL) {
+      PMPI_Bcast(&key, 1, MPI_INT, 0, node);
+      PMPI_Comm_free(&node);
+    }
+  }
+  rt.host_key = key;
+  int away = key == 0 ? INT_MAX : rt.world_rank, first_away = INT_MAX;  // rank 0's host has key 0
+  PMPI_Allreduce(&away, &first_away, 1, MPI_INT, MPI_MIN, rt.world_priv);
+  rt.multi_node = first_away != INT_MAX;
+  return rt.multi_node ? first_away : 1;
 }
 
 // The helper thread runs where MPI granted MPI_THREAD_MULTIPLE; otherwise the
@@ -169,19 +184,8 @@ void on_init(int granted, bool asked_multiple, int told) {
   PMPI_Comm_size(MPI_COMM_WORLD, &rt.world_size);
   PMPI_Comm_dup(MPI_COMM_WORLD, &rt.world_priv);
   validate_across_ranks(rt, parse_error);
-  if (!rt.cfg.disable) {
-    // Several nodes: no node holds every rank (the same answer on every rank).
-    MPI_Comm node;
-    int node_size = rt.world_size;
-    PMPI_Comm_split_type(rt.world_priv, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    if (node != MPI_COMM_NULL) {
-      PMPI_Comm_size(node, &node_size);
-      PMPI_Comm_free(&node);
-    }
-    rt.multi_node = node_size < rt.world_size;
-  }
   g_clock_offset_s = 1e-6 * rt.cfg.clock_offset_us;
-  if (!rt.cfg.disable) rt.cal = calibrate(rt.world_priv, rt.world_rank, rt.world_size);
+  if (!rt.cfg.disable) rt.cal = calibrate(rt.world_priv, rt.world_rank, rt.world_size, find_hosts(rt));
   rt.t_init = common_now();
   init_logging(rt.cfg.log_level, rt.cfg.log_dir, rt.world_rank);
   if (rt.cfg.help && rt.world_rank == 0) std::fputs(describe_params().c_str(), stderr);

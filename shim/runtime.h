@@ -24,6 +24,7 @@ struct Runtime {
   bool asked_multiple = false;           // the shim asked for MPI_THREAD_MULTIPLE
   std::string thread_mode;               // for the report
   bool multi_node = false;               // MPI_COMM_WORLD spans several nodes
+  int host_key = 0;                      // this rank's host: the world rank of its lowest rank
 };
 
 // Thread level to ask MPI for, given the application's request: the shim

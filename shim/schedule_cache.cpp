@@ -5,16 +5,11 @@
 #include <unordered_map>
 #include <utility>
 
+#include "common/hash.h"
+
 namespace papshim {
 
 namespace {
-
-
-std::uint64_t fnv(std::uint64_t h, const void* p, std::size_t n) {
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  return h;
-}
 
 std::size_t schedule_bytes(const Schedule& s) {
   std::size_t bytes = sizeof(Schedule) + s.programs.capacity() * sizeof(RankProgram);
@@ -66,12 +61,12 @@ Cache& cache() {
 }  // namespace
 
 std::uint64_t params_hash(Algo algo, const ScheduleParams& p) {
-  std::uint64_t h = 1469598103934665603ull;
+  std::uint64_t h = kFnvOffset;
   const int head[] = {static_cast<int>(algo), p.nprocs, p.root, p.nseg};
-  h = fnv(h, head, sizeof head);
-  h = fnv(h, &p.count, sizeof p.count);
-  h = fnv(h, &p.tau, sizeof p.tau);
-  return fnv(h, p.arrival.data(), p.arrival.size() * sizeof(double));
+  h = fnv1a(h, head, sizeof head);
+  h = fnv1a(h, &p.count, sizeof p.count);
+  h = fnv1a(h, &p.tau, sizeof p.tau);
+  return fnv1a(h, p.arrival.data(), p.arrival.size() * sizeof(double));
 }
 
 std::shared_ptr<const Schedule> cached_schedule(Algo algo, const ScheduleParams& p, std::string& why_not) {
@@ -80,7 +75,7 @@ std::shared_ptr<const Schedule> cached_schedule(Algo algo, const ScheduleParams&
   // The cache key adds it: an own-program schedule (p.rank >= 0) is not the
   // full one (p.rank == -1).
   const int who = p.rank;
-  const std::uint64_t key = fnv(params_hash(algo, p), &who, sizeof who);
+  const std::uint64_t key = fnv1a(params_hash(algo, p), &who, sizeof who);
   if (auto s = cache().find(key)) return s;
   BuildResult r = build_schedule(algo, p);
   if (!r.schedule) {

@@ -1,12 +1,13 @@
-// The shim's clock: monotonic seconds, plus the test-only per-rank offset
-// (PAPSHIM_TEST_CLOCK_OFFSET_US) that emulates hosts whose clocks disagree.
+// The clock every layer uses: monotonic seconds, plus the test-only per-rank
+// offset (PAPSHIM_TEST_CLOCK_OFFSET_US, set once at MPI_Init) that emulates
+// hosts whose clocks disagree.
 #pragma once
 
 #include <time.h>
 
 namespace papshim {
 
-extern double g_clock_offset_s;
+inline double g_clock_offset_s = 0;
 
 inline double now() {
   timespec ts;
