@@ -348,6 +348,28 @@ TEST(Clairvoyant, RandomInstancesAgreeAndReduce) {
   EXPECT_LE(max_rounds_over_pn, 1);
 }
 
+// Larger random instances (P up to 256): the segment tree then has up to 8
+// levels and G often has more than 64 members, which the instances above
+// never reach.  Few of them: the linear generator and the symbolic check
+// grow as P^2 N per round.
+TEST(Clairvoyant, LargerRandomInstancesAgree) {
+  std::mt19937_64 rng(77);
+  auto uni = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int it = 0; it < 8; ++it) {
+    const int P = pick(65, 256), N = pick(1, 40), root = pick(0, P - 1);
+    const double d = uni(0.05, 1.0);
+    std::vector<double> a(static_cast<std::size_t>(P));
+    for (double& x : a) x = it % 2 ? uni(0, P + 0.1) : pick(0, 3) * d;
+    const auto params = make_params(P, root, N, a, d);
+    const Schedule fast = build_clairvoyant(params);
+    ASSERT_TRUE(same_schedule(fast, build_clairvoyant_linear(params))) << "instance " << it << " P=" << P;
+    ASSERT_TRUE(is_correct_reduce(fast, P, N, root)) << "instance " << it << " P=" << P;
+  }
+}
+
 // The general simulator runs the schedules as the executor would (data flow,
 // one message per port and direction, or unlimited ports): no deadlock, and
 // the root ends with every contribution once.
