@@ -71,6 +71,7 @@ struct options {
   int root;
   int late_rank; /* -1: drawn at random every iteration */
   int late_every; /* > 0: the late rank is (iteration / late_every) mod P */
+  int late_group; /* > 1: the late rank's whole group of late_group consecutive ranks (a host) is late */
   double base_ms;
   int edge;
   uint64_t seed;
@@ -200,6 +201,8 @@ static void usage(void) {
       "  --delay-ms D[,D...] maximum delay in milliseconds (default 0)\n"
       "  --late-rank R       one-late: always delay rank R (default: drawn per iteration)\n"
       "  --late-every N      one-late: the late rank moves on every N iterations (0, 1, 2, ...)\n"
+      "  --late-group K      one-late: the late rank's group of K consecutive ranks is late with it\n"
+      "                      (one host of K ranks; default 1)\n"
       "  --base-ms B         common compute time in ms; every process computes\n"
       "                      base + delay plus its own extra delay (default 20)\n"
       "  --iters N           timed iterations per configuration (default 50)\n"
@@ -242,7 +245,7 @@ static void parse_options(int argc, char** argv, struct options* o) {
   o->pingpong_reps = 20;
   o->check_every = 1;
 
-  enum { O_OP = 256, O_COUNT, O_MODE, O_DELAY, O_LATE, O_LATE_EVERY, O_BASE, O_ITERS, O_WARMUP, O_ROOT, O_EDGE,
+  enum { O_OP = 256, O_COUNT, O_MODE, O_DELAY, O_LATE, O_LATE_EVERY, O_LATE_GROUP, O_BASE, O_ITERS, O_WARMUP, O_ROOT, O_EDGE,
          O_SEED, O_CSV, O_ITER_CSV, O_LABEL, O_REP, O_PROGRESS, O_PINGPONG, O_CHECK_EVERY, O_HELP };
   static const struct option longopts[] = {
       {"op", required_argument, NULL, O_OP},
@@ -251,6 +254,7 @@ static void parse_options(int argc, char** argv, struct options* o) {
       {"delay-ms", required_argument, NULL, O_DELAY},
       {"late-rank", required_argument, NULL, O_LATE},
       {"late-every", required_argument, NULL, O_LATE_EVERY},
+      {"late-group", required_argument, NULL, O_LATE_GROUP},
       {"base-ms", required_argument, NULL, O_BASE},
       {"iters", required_argument, NULL, O_ITERS},
       {"warmup", required_argument, NULL, O_WARMUP},
@@ -301,6 +305,7 @@ static void parse_options(int argc, char** argv, struct options* o) {
         break;
       case O_LATE: o->late_rank = atoi(optarg); break;
       case O_LATE_EVERY: o->late_every = atoi(optarg); break;
+      case O_LATE_GROUP: o->late_group = atoi(optarg); break;
       case O_BASE: o->base_ms = atof(optarg); break;
       case O_ITERS: o->iters = atoi(optarg); break;
       case O_WARMUP: o->warmup = atoi(optarg); break;
@@ -447,6 +452,7 @@ static double extra_delay(const struct options* o, const struct config* c, int i
     int late = o->late_rank;
     if (o->late_every > 0) late = (iter / o->late_every) % size;
     else if (late < 0 || late >= size) late = (int)(uniform01(o->seed, (uint64_t)iter, 0x1a7e) * size);
+    if (o->late_group > 1) return rank / o->late_group == late / o->late_group ? d : 0;
     return rank == late ? d : 0;
   }
   return d * uniform01(o->seed ^ 0x5eed, (uint64_t)iter, (uint64_t)rank + 1);
