@@ -12,8 +12,7 @@ namespace papshim {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kCloseWaitSeconds = 1.0;
-constexpr int kWords = kRoundWords;
-constexpr std::size_t at(int rank, int word) { return static_cast<std::size_t>(rank) * kWords + word; }
+constexpr RoundMessage kInvalidMessage{kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
 
 // Closed predictors whose round is still running, with their duplicates.
 struct Parked {
@@ -30,21 +29,21 @@ std::vector<Parked>& parked_list() {
 }
 }  // namespace
 
-double predicted_arrival(const double* msg, double anchor, bool anchor_edges) {
-  const double own = msg[0], phase = msg[3], edge_t = msg[4], edge_f = msg[5];
+double predicted_arrival(const RoundMessage& msg, double anchor, bool anchor_edges) {
+  const double edge_t = msg.edge_time, edge_f = msg.edge_fraction;
   if (anchor_edges && std::isfinite(anchor) && std::isfinite(edge_f) && edge_f > 0 && edge_t > anchor)
     return anchor + (edge_t - anchor) / edge_f;  // the phase began at the anchor
-  if (std::isfinite(anchor) && std::isfinite(phase)) return anchor + phase;
-  return own;
+  if (std::isfinite(anchor) && std::isfinite(msg.anchored_phase)) return anchor + msg.anchored_phase;
+  return msg.own_prediction;
 }
 
-bool edges_from_anchor(const double* msgs, int nranks) {
+bool edges_from_anchor(const RoundMessage* msgs, int nranks) {
   int edges = 0, votes = 0;
   for (int p = 0; p < nranks; ++p) {
-    const double* m = msgs + static_cast<std::size_t>(p) * kRoundWords;
-    if (!std::isfinite(m[5])) continue;
+    const RoundMessage& m = msgs[p];
+    if (!std::isfinite(m.edge_fraction)) continue;
     ++edges;
-    if (m[6] == 1.0) ++votes;
+    if (m.prefers_anchor == 1.0) ++votes;
   }
   return 2 * votes > edges;
 }
@@ -56,7 +55,7 @@ Predictor::Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMod
       mode_(mode),
       history_(window),
       my_prediction_(kNaN),
-      recv_(kWords * static_cast<std::size_t>(size), 0.0) {}
+      recv_(static_cast<std::size_t>(size), RoundMessage{}) {}
 
 void Predictor::post_round(std::uint64_t seq) {
   // The previous round was completed at the entry of call seq-1 (every round
@@ -71,23 +70,23 @@ void Predictor::post_round(std::uint64_t seq) {
 
 void Predictor::publish(double value, double anchored_phase, double edge_time, double edge_fraction) {
   if (!round_open_ || sent_) return;
-  value_[6] = history_.anchored_phase_next() ? 1.0 : 0.0;
-  value_[0] = value;
-  value_[1] = last_elapsed_;
-  value_[2] = history_.has_exit() ? history_.last_exit() : kNaN;
-  value_[3] = anchored_phase;
-  value_[4] = edge_time;
-  value_[5] = edge_fraction;
-  std::copy(value_, value_ + kWords, &recv_[at(rank_, 0)]);
+  RoundMessage& mine = recv_[static_cast<std::size_t>(rank_)];
+  mine.own_prediction = value;
+  mine.last_elapsed = last_elapsed_;
+  mine.last_exit = history_.has_exit() ? history_.last_exit() : kNaN;
+  mine.anchored_phase = anchored_phase;
+  mine.edge_time = edge_time;
+  mine.edge_fraction = edge_fraction;
+  mine.prefers_anchor = history_.anchored_phase_next() ? 1.0 : 0.0;
   sent_ = true;
   // The collective of this round (see the header for why every rank starts
   // it in the same order).  In place: this rank's block is already there.
-  const int rc = PMPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv_.data(), kWords, MPI_DOUBLE, xchg_, &req_);
+  const int rc = PMPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv_.data(), kRoundWords, MPI_DOUBLE, xchg_, &req_);
   if (rc != MPI_SUCCESS) {
     // The private duplicate returns errors.  No vector from this round (NaN
     // arrivals make it invalid); nothing is outstanding.
     req_ = MPI_REQUEST_NULL;
-    std::fill(recv_.begin(), recv_.end(), kNaN);
+    std::fill(recv_.begin(), recv_.end(), kInvalidMessage);
     log().warn("a prediction round could not start (MPI error {}); this call runs without a prediction", rc);
   }
 }
@@ -102,22 +101,21 @@ void Predictor::round_complete() {
   // The arrival vector: the anchor is the latest exit from the previous
   // call; a rank that sent an anchored phase arrives that long after it.
   double anchor = -INFINITY;
-  for (int p = 0; p < size_; ++p) anchor = std::max(anchor, recv_[at(p, 2)]);  // NaN never wins
-  for (int p = 0; p < size_; ++p)
-    if (!std::isfinite(recv_[at(p, 2)])) anchor = kNaN;
+  for (const RoundMessage& m : recv_) anchor = std::max(anchor, m.last_exit);  // NaN never wins
+  for (const RoundMessage& m : recv_)
+    if (!std::isfinite(m.last_exit)) anchor = kNaN;
   anchor_ = std::isfinite(anchor) ? anchor : kNaN;
   anchor_seq_ = round_seq_;
   arrival_.resize(static_cast<std::size_t>(size_));
   const bool anchor_edges = edges_from_anchor(recv_.data(), size_);
-  for (int p = 0; p < size_; ++p)
-    arrival_[static_cast<std::size_t>(p)] = predicted_arrival(&recv_[at(p, 0)], anchor_, anchor_edges);
+  for (std::size_t p = 0; p < recv_.size(); ++p) arrival_[p] = predicted_arrival(recv_[p], anchor_, anchor_edges);
 
   constexpr double kKeep = 0.5;    // weight of the old factor
   constexpr double kDrift = 0.98;  // per round, unused factors move towards 1
   int updated = -1;
   if (ran_.algo >= 0 && ran_.predicted > 0) {
     double sum = 0;
-    for (int p = 0; p < size_; ++p) sum += recv_[at(p, 1)];
+    for (const RoundMessage& m : recv_) sum += m.last_elapsed;
     const double measured = sum / size_;
     if (measured > 0 && std::isfinite(measured)) {
       updated = ran_.coll * 64 + ran_.algo;

@@ -3,7 +3,7 @@
 // rank the same arrival vector at the call's entry.
 //
 // Rounds.  Round r carries the predictions for call r (the communicator's
-// r-th intercepted call): every rank contributes kRoundWords doubles and
+// r-th intercepted call): every rank contributes a RoundMessage and
 // every rank receives all of them, in one PMPI_Iallgather on the private
 // duplicate.  At the exit of call r-1 the rank opens round r; it starts the
 // collective when it publishes its value: SMA at that exit, edge at
@@ -81,6 +81,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -126,13 +127,24 @@ struct Precomputed {
   std::shared_ptr<const void> selection;  // a Selection (algorithms/selector.h)
 };
 
-// One rank's arrival from its round message (kRoundWords doubles: its
-// prediction from its own exit, its elapsed time in the previous call, its
-// exit from it, its phase from the anchor or NaN, the time and fraction of
-// its edge or NaN, 1 if it found its anchored phases the steadier ones) and
-// the round's anchor (the latest exit; NaN: unknown).  With `anchor_edges`
-// an edge is extrapolated from the anchor; otherwise the phase from the
-// anchor is used when there is one, else the own prediction.
+// One rank's message in a prediction round, sent as kRoundWords doubles.
+constexpr int kRoundWords = 7;
+struct RoundMessage {
+  double own_prediction;  // its predicted arrival at the call, from its own exit (NaN: none)
+  double last_elapsed;    // how long it spent in the previous call (exit - arrival), seconds
+  double last_exit;       // its exit from the previous call (NaN: unknown)
+  double anchored_phase;  // its phase from the anchor (SMA), or NaN
+  double edge_time;       // the time of its edge (papshim_edge), or NaN
+  double edge_fraction;   // the fraction of the phase done at that edge, or NaN
+  double prefers_anchor;  // 1 if it found its anchored phases the steadier ones, else 0
+};
+static_assert(std::is_trivially_copyable_v<RoundMessage> && sizeof(RoundMessage) == kRoundWords * sizeof(double),
+              "a round message is sent as kRoundWords doubles");
+
+// One rank's arrival from its round message and the round's anchor (the
+// latest exit; NaN: unknown).  With `anchor_edges` an edge is extrapolated
+// from the anchor; otherwise the phase from the anchor is used when there
+// is one, else the own prediction.
 //
 // Edges are extrapolated from one start for all ranks, decided by the
 // majority of the ranks that sent an edge: a phase that really began after
@@ -140,12 +152,11 @@ struct Precomputed {
 // would turn the different biases into a spread nobody has.  The SMA
 // estimates measure whole phases and carry no such bias, so each rank's
 // own choice stands.
-constexpr int kRoundWords = 7;
-double predicted_arrival(const double* msg, double anchor, bool anchor_edges);
+double predicted_arrival(const RoundMessage& msg, double anchor, bool anchor_edges);
 // Whether the round's edges are extrapolated from the anchor: most of the
 // ranks that sent an edge prefer their anchored phases.  `msgs` holds
 // `nranks` messages.
-bool edges_from_anchor(const double* msgs, int nranks);
+bool edges_from_anchor(const RoundMessage* msgs, int nranks);
 
 class Predictor {
  public:
@@ -218,12 +229,11 @@ class Predictor {
   bool sent_ = false;         // ... and its collective started (this rank's value published)
   bool closed_ = false;       // the communicator was freed
   std::uint64_t round_seq_ = 0;
-  double value_[kRoundWords] = {};  // this rank's message
   double last_elapsed_ = 0;
   double my_prediction_;
   RanDecision ran_;           // what ran in the call before the open round
   Corrections corrections_;
-  std::vector<double> recv_;  // kWords per rank: the collective's buffer while it runs
+  std::vector<RoundMessage> recv_;  // one per rank: the collective's buffer while it runs
   std::vector<double> arrival_;  // of the last complete round
   double anchor_ = 0;            // ... its anchor (NaN: none)
   std::uint64_t anchor_seq_ = ~0ull;
