@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <thread>
 #include <utility>
 
 #include "config/log.h"
@@ -48,20 +49,20 @@ bool edges_from_anchor(const RoundMessage* msgs, int nranks) {
   return 2 * votes > edges;
 }
 
-Predictor::Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode)
-    : xchg_(xchg),
-      size_(size),
+Predictor::Predictor(MPI_Comm xchg, int size, int rank, int tag_top, int window, PredictorMode mode)
+    : size_(size),
       rank_(rank),
       mode_(mode),
       history_(window),
       my_prediction_(kNaN),
-      recv_(static_cast<std::size_t>(size), RoundMessage{}) {}
+      recv_(static_cast<std::size_t>(size), RoundMessage{}),
+      exchange_(xchg, size, rank, kRoundWords, tag_top) {}
 
 void Predictor::post_round(std::uint64_t seq) {
   // The previous round was completed at the entry of call seq-1 (every round
-  // is); a request still here would be a bug, and waiting for it keeps the
-  // buffer safe (every rank started it).
-  if (req_ != MPI_REQUEST_NULL) PMPI_Wait(&req_, MPI_STATUS_IGNORE);
+  // is); an exchange still running would be a bug, and waiting for it keeps
+  // the buffer safe (every rank started it).
+  if (exchange_.active()) exchange_.wait();
   round_seq_ = seq;
   round_open_ = true;
   recv_done_ = false;  // also with one rank: round_complete() builds the vector
@@ -70,7 +71,7 @@ void Predictor::post_round(std::uint64_t seq) {
 
 void Predictor::publish(double value, double anchored_phase, double edge_time, double edge_fraction) {
   if (!round_open_ || sent_) return;
-  RoundMessage& mine = recv_[static_cast<std::size_t>(rank_)];
+  RoundMessage mine;
   mine.own_prediction = value;
   mine.last_elapsed = last_elapsed_;
   mine.last_exit = history_.has_exit() ? history_.last_exit() : kNaN;
@@ -79,16 +80,10 @@ void Predictor::publish(double value, double anchored_phase, double edge_time, d
   mine.edge_fraction = edge_fraction;
   mine.prefers_anchor = history_.anchored_phase_next() ? 1.0 : 0.0;
   sent_ = true;
-  // The collective of this round (see the header for why every rank starts
-  // it in the same order).  In place: this rank's block is already there.
-  const int rc = PMPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv_.data(), kRoundWords, MPI_DOUBLE, xchg_, &req_);
-  if (rc != MPI_SUCCESS) {
-    // The private duplicate returns errors.  No vector from this round (NaN
-    // arrivals make it invalid); nothing is outstanding.
-    req_ = MPI_REQUEST_NULL;
-    std::fill(recv_.begin(), recv_.end(), kInvalidMessage);
-    log().warn("a prediction round could not start (MPI error {}); this call runs without a prediction", rc);
-  }
+  // This round's exchange (see the header for why the rounds of a
+  // communicator match up on every rank).  On an MPI error it ends with NaN
+  // messages, which make the vector invalid: this call runs without one.
+  exchange_.start(&mine, recv_.data());
 }
 
 bool Predictor::vector_valid() const {
@@ -144,7 +139,7 @@ std::optional<RoundResult> Predictor::on_entry(std::uint64_t seq, double arrival
   if (!round_open_ || round_seq_ != seq) return std::nullopt;
   publish(arrival);  // edge mode without an edge: the actual arrival
   if (!recv_done_) {
-    PMPI_Wait(&req_, MPI_STATUS_IGNORE);
+    exchange_.wait();
     recv_done_ = true;
     round_complete();
   }
@@ -190,12 +185,9 @@ bool Predictor::waiting() const {
 
 bool Predictor::poll(RoundResult& out, std::uint64_t& seq, CallShape& shape) {
   std::lock_guard<std::mutex> lock(mu_);
-  // Only a started collective is tested: starting it is the application
-  // thread's (the order of starts must be the same on every rank).
-  if (!round_open_ || recv_done_ || !sent_) return false;
-  int flag = 0;
-  PMPI_Test(&req_, &flag, MPI_STATUS_IGNORE);
-  if (!flag) return false;
+  // Only a started exchange is advanced: starting it (publishing this
+  // rank's value) is the application thread's.
+  if (!round_open_ || recv_done_ || !sent_ || !exchange_.test()) return false;
   recv_done_ = true;
   if (closed_) return false;  // parked: nobody needs its vector
   round_complete();
@@ -219,21 +211,6 @@ std::optional<Precomputed> Predictor::take_precomputed(std::uint64_t seq) {
   return p;
 }
 
-void Predictor::publish_final() {
-  std::lock_guard<std::mutex> lock(mu_);
-  publish(kNaN);
-}
-
-void Predictor::finish() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (round_open_) {
-    publish(kNaN);
-    if (!recv_done_) PMPI_Wait(&req_, MPI_STATUS_IGNORE);
-    round_open_ = false;
-    recv_done_ = true;
-  }
-}
-
 bool Predictor::close() {
   std::lock_guard<std::mutex> lock(mu_);
   closed_ = true;
@@ -244,34 +221,22 @@ bool Predictor::close() {
     // header), and a round still running then is parked by the caller.
     publish(kNaN);
     const double deadline = PMPI_Wtime() + kCloseWaitSeconds;
-    int done = 0;
-    while (!recv_done_ && PMPI_Test(&req_, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done &&
-           PMPI_Wtime() < deadline) {
+    while (!exchange_.test() && PMPI_Wtime() < deadline) {
     }
-    if (done) recv_done_ = true;
-    if (!recv_done_ && req_ != MPI_REQUEST_NULL) return false;
+    if (exchange_.active()) return false;
   }
   round_open_ = false;
   recv_done_ = true;
   return true;
 }
 
-bool Predictor::test_closed() {
+bool Predictor::settle() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!recv_done_ && req_ != MPI_REQUEST_NULL) {
-    int done = 0;
-    if (PMPI_Test(&req_, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || !done) return false;
-  }
+  publish(kNaN);  // done already by close()
+  if (!exchange_.test()) return false;
   round_open_ = false;
   recv_done_ = true;
   return true;
-}
-
-void Predictor::wait_closed() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (req_ != MPI_REQUEST_NULL) PMPI_Wait(&req_, MPI_STATUS_IGNORE);
-  round_open_ = false;
-  recv_done_ = true;
 }
 
 void Predictor::park(std::shared_ptr<Predictor> p, MPI_Comm xchg) {
@@ -287,7 +252,7 @@ void Predictor::test_parked() {
     std::lock_guard<std::mutex> lock(parked_mu());
     auto& list = parked_list();
     for (auto it = list.begin(); it != list.end();) {
-      if (it->pred->test_closed()) {
+      if (it->pred->settle()) {
         done.push_back(std::move(*it));
         it = list.erase(it);
       } else {
@@ -301,18 +266,26 @@ void Predictor::test_parked() {
     if (d.xchg != MPI_COMM_NULL) PMPI_Comm_free(&d.xchg);
 }
 
-void Predictor::finish_parked() {
-  std::vector<Parked> all;
+void Predictor::finish_all(const std::vector<std::shared_ptr<Predictor>>& live) {
+  std::vector<Parked> parked;
   {
     std::lock_guard<std::mutex> lock(parked_mu());
-    all.swap(parked_list());
+    parked.swap(parked_list());
   }
   // Every rank started each of these rounds (at its close(), its
-  // publish_final() or its call), so the waits end in any order.
-  for (auto& d : all) {
-    d.pred->wait_closed();
-    if (d.xchg != MPI_COMM_NULL) PMPI_Comm_free(&d.xchg);
+  // publish_final() or its call).  A rank advances only the exchanges it
+  // tests, and ranks may hold them in different orders, so all are advanced
+  // together until all are complete: waiting for one alone could wait for a
+  // peer that waits for another.
+  std::vector<Predictor*> open;
+  for (const auto& p : live) open.push_back(p.get());
+  for (const auto& d : parked) open.push_back(d.pred.get());
+  while (!open.empty()) {
+    open.erase(std::remove_if(open.begin(), open.end(), [](Predictor* p) { return p->settle(); }), open.end());
+    if (!open.empty()) std::this_thread::yield();
   }
+  for (auto& d : parked)
+    if (d.xchg != MPI_COMM_NULL) PMPI_Comm_free(&d.xchg);
 }
 
 std::size_t Predictor::parked() {

@@ -268,7 +268,7 @@ void dispatch_call(const CallArgs& a, std::optional<int>& rc) {
     d.sched.reset();
   }
   if (d.sched && d.sched->max_tag() > ctx->tag_ub) {
-    d.fallback = "schedule tags exceed MPI_TAG_UB";
+    d.fallback = "schedule tags exceed MPI_TAG_UB (less the prediction rounds' tags)";
     d.sched.reset();
   }
   if (!d.sched) d.algo = Algo::Native;
