@@ -13,7 +13,6 @@ namespace papshim {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kCloseWaitSeconds = 1.0;
-constexpr RoundMessage kInvalidMessage{kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
 
 // Closed predictors whose round is still running, with their duplicates.
 struct Parked {
