@@ -4,12 +4,12 @@
 // Works as follows.  The application thread pushes an event into a
 // single-producer lock-free queue whenever it opens a prediction round (at a
 // collective's exit) and wakes the helper.  The helper watches the open
-// rounds: every 100 microseconds it tests whether a round's collective has
-// completed (PMPI_Test, which also progresses it; it never blocks inside MPI
-// and never starts a collective), and once it has, computes the
-// decision for that call ahead of time (the precompute callback: cost model,
-// simulation, schedule) and leaves it in the predictor, so the application
-// thread finds it ready at the entry.  With nothing to watch it sleeps on a
+// rounds: every 100 microseconds it advances a round's exchange and tests
+// whether it has completed (RoundExchange::test(), which posts the steps
+// whose data is in; it never blocks inside MPI and never starts a round),
+// and once it has, computes the decision for that call ahead of time (the
+// precompute callback: cost model, simulation, schedule) and leaves it in
+// the predictor, so the application thread finds it ready at the entry.  With nothing to watch it sleeps on a
 // condition variable: no spinning, because with many ranks per core a busy
 // helper would steal the compute phase it is timing.  stop() sets the flag
 // and joins; the loop's longest step is one precompute, so joining is

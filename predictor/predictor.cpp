@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <thread>
 #include <utility>
 
 #include "config/log.h"
@@ -12,8 +13,6 @@ namespace papshim {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kCloseWaitSeconds = 1.0;
-constexpr int kWords = kRoundWords;
-constexpr std::size_t at(int rank, int word) { return static_cast<std::size_t>(rank) * kWords + word; }
 
 // Closed predictors whose round is still running, with their duplicates.
 struct Parked {
@@ -30,40 +29,41 @@ std::vector<Parked>& parked_list() {
 }
 }  // namespace
 
-double predicted_arrival(const double* msg, double anchor, bool anchor_edges) {
-  const double own = msg[0], phase = msg[3], edge_t = msg[4], edge_f = msg[5];
+double predicted_arrival(const RoundMessage& msg, double anchor, bool anchor_edges) {
+  const double edge_t = msg.edge_time, edge_f = msg.edge_fraction;
   if (anchor_edges && std::isfinite(anchor) && std::isfinite(edge_f) && edge_f > 0 && edge_t > anchor)
     return anchor + (edge_t - anchor) / edge_f;  // the phase began at the anchor
-  if (std::isfinite(anchor) && std::isfinite(phase)) return anchor + phase;
-  return own;
+  if (std::isfinite(anchor) && std::isfinite(msg.anchored_phase)) return anchor + msg.anchored_phase;
+  return msg.own_prediction;
 }
 
-bool edges_from_anchor(const double* msgs, int nranks) {
+bool edges_from_anchor(const RoundMessage* msgs, int nranks) {
   int edges = 0, votes = 0;
   for (int p = 0; p < nranks; ++p) {
-    const double* m = msgs + static_cast<std::size_t>(p) * kRoundWords;
-    if (!std::isfinite(m[5])) continue;
+    const RoundMessage& m = msgs[p];
+    if (!std::isfinite(m.edge_fraction)) continue;
     ++edges;
-    if (m[6] == 1.0) ++votes;
+    if (m.prefers_anchor == 1.0) ++votes;
   }
   return 2 * votes > edges;
 }
 
-Predictor::Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode, long min_bytes)
-    : xchg_(xchg),
-      size_(size),
+Predictor::Predictor(MPI_Comm xchg, int size, int rank, int tag_top, int window, PredictorMode mode,
+                     long min_bytes)
+    : size_(size),
       rank_(rank),
       mode_(mode),
       min_bytes_(static_cast<std::uint64_t>(std::max(min_bytes, 0L))),
       history_(window),
       my_prediction_(kNaN),
-      recv_(kWords * static_cast<std::size_t>(size), 0.0) {}
+      recv_(static_cast<std::size_t>(size), RoundMessage{}),
+      exchange_(xchg, size, rank, kRoundWords, tag_top) {}
 
 void Predictor::post_round(std::uint64_t seq) {
   // The previous round was completed at the entry of call seq-1 (every round
-  // is); a request still here would be a bug, and waiting for it keeps the
-  // buffer safe (every rank started it).
-  if (req_ != MPI_REQUEST_NULL) PMPI_Wait(&req_, MPI_STATUS_IGNORE);
+  // is); an exchange still running would be a bug, and waiting for it keeps
+  // the buffer safe (every rank started it).
+  if (exchange_.active()) exchange_.wait();
   round_seq_ = seq;
   round_open_ = true;
   recv_done_ = false;  // also with one rank: round_complete() builds the vector
@@ -72,25 +72,19 @@ void Predictor::post_round(std::uint64_t seq) {
 
 void Predictor::publish(double value, double anchored_phase, double edge_time, double edge_fraction) {
   if (!round_open_ || sent_) return;
-  value_[6] = history_.anchored_phase_next() ? 1.0 : 0.0;
-  value_[0] = value;
-  value_[1] = last_elapsed_;
-  value_[2] = history_.has_exit() ? history_.last_exit() : kNaN;
-  value_[3] = anchored_phase;
-  value_[4] = edge_time;
-  value_[5] = edge_fraction;
-  std::copy(value_, value_ + kWords, &recv_[at(rank_, 0)]);
+  RoundMessage mine;
+  mine.own_prediction = value;
+  mine.last_elapsed = last_elapsed_;
+  mine.last_exit = history_.has_exit() ? history_.last_exit() : kNaN;
+  mine.anchored_phase = anchored_phase;
+  mine.edge_time = edge_time;
+  mine.edge_fraction = edge_fraction;
+  mine.prefers_anchor = history_.anchored_phase_next() ? 1.0 : 0.0;
   sent_ = true;
-  // The collective of this round (see the header for why every rank starts
-  // it in the same order).  In place: this rank's block is already there.
-  const int rc = PMPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv_.data(), kWords, MPI_DOUBLE, xchg_, &req_);
-  if (rc != MPI_SUCCESS) {
-    // The private duplicate returns errors.  No vector from this round (NaN
-    // arrivals make it invalid); nothing is outstanding.
-    req_ = MPI_REQUEST_NULL;
-    std::fill(recv_.begin(), recv_.end(), kNaN);
-    log().warn("a prediction round could not start (MPI error {}); this call runs without a prediction", rc);
-  }
+  // This round's exchange (see the header for why the rounds of a
+  // communicator match up on every rank).  On an MPI error it ends with NaN
+  // messages, which make the vector invalid: this call runs without one.
+  exchange_.start(&mine, recv_.data());
 }
 
 bool Predictor::vector_valid() const {
@@ -103,22 +97,21 @@ void Predictor::round_complete() {
   // The arrival vector: the anchor is the latest exit from the previous
   // call; a rank that sent an anchored phase arrives that long after it.
   double anchor = -INFINITY;
-  for (int p = 0; p < size_; ++p) anchor = std::max(anchor, recv_[at(p, 2)]);  // NaN never wins
-  for (int p = 0; p < size_; ++p)
-    if (!std::isfinite(recv_[at(p, 2)])) anchor = kNaN;
+  for (const RoundMessage& m : recv_) anchor = std::max(anchor, m.last_exit);  // NaN never wins
+  for (const RoundMessage& m : recv_)
+    if (!std::isfinite(m.last_exit)) anchor = kNaN;
   anchor_ = std::isfinite(anchor) ? anchor : kNaN;
   anchor_seq_ = round_seq_;
   arrival_.resize(static_cast<std::size_t>(size_));
   const bool anchor_edges = edges_from_anchor(recv_.data(), size_);
-  for (int p = 0; p < size_; ++p)
-    arrival_[static_cast<std::size_t>(p)] = predicted_arrival(&recv_[at(p, 0)], anchor_, anchor_edges);
+  for (std::size_t p = 0; p < recv_.size(); ++p) arrival_[p] = predicted_arrival(recv_[p], anchor_, anchor_edges);
 
   constexpr double kKeep = 0.5;    // weight of the old factor
   constexpr double kDrift = 0.98;  // per round, unused factors move towards 1
   int updated = -1;
   if (ran_.algo >= 0 && ran_.predicted > 0) {
     double sum = 0;
-    for (int p = 0; p < size_; ++p) sum += recv_[at(p, 1)];
+    for (const RoundMessage& m : recv_) sum += m.last_elapsed;
     const double measured = sum / size_;
     if (measured > 0 && std::isfinite(measured)) {
       updated = ran_.coll * 64 + ran_.algo;
@@ -147,7 +140,7 @@ std::optional<RoundResult> Predictor::on_entry(std::uint64_t seq, double arrival
   if (!round_open_ || round_seq_ != seq) return std::nullopt;
   publish(arrival);  // edge mode without an edge: the actual arrival
   if (!recv_done_) {
-    PMPI_Wait(&req_, MPI_STATUS_IGNORE);
+    exchange_.wait();
     recv_done_ = true;
     round_complete();
   }
@@ -195,12 +188,9 @@ bool Predictor::waiting() const {
 
 bool Predictor::poll(RoundResult& out, std::uint64_t& seq, CallShape& shape) {
   std::lock_guard<std::mutex> lock(mu_);
-  // Only a started collective is tested: starting it is the application
-  // thread's (the order of starts must be the same on every rank).
-  if (!round_open_ || recv_done_ || !sent_) return false;
-  int flag = 0;
-  PMPI_Test(&req_, &flag, MPI_STATUS_IGNORE);
-  if (!flag) return false;
+  // Only a started exchange is advanced: starting it (publishing this
+  // rank's value) is the application thread's.
+  if (!round_open_ || recv_done_ || !sent_ || !exchange_.test()) return false;
   recv_done_ = true;
   if (closed_) return false;  // parked: nobody needs its vector
   round_complete();
@@ -224,21 +214,6 @@ std::optional<Precomputed> Predictor::take_precomputed(std::uint64_t seq) {
   return p;
 }
 
-void Predictor::publish_final() {
-  std::lock_guard<std::mutex> lock(mu_);
-  publish(kNaN);
-}
-
-void Predictor::finish() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (round_open_) {
-    publish(kNaN);
-    if (!recv_done_) PMPI_Wait(&req_, MPI_STATUS_IGNORE);
-    round_open_ = false;
-    recv_done_ = true;
-  }
-}
-
 bool Predictor::close() {
   std::lock_guard<std::mutex> lock(mu_);
   closed_ = true;
@@ -249,34 +224,22 @@ bool Predictor::close() {
     // header), and a round still running then is parked by the caller.
     publish(kNaN);
     const double deadline = PMPI_Wtime() + kCloseWaitSeconds;
-    int done = 0;
-    while (!recv_done_ && PMPI_Test(&req_, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done &&
-           PMPI_Wtime() < deadline) {
+    while (!exchange_.test() && PMPI_Wtime() < deadline) {
     }
-    if (done) recv_done_ = true;
-    if (!recv_done_ && req_ != MPI_REQUEST_NULL) return false;
+    if (exchange_.active()) return false;
   }
   round_open_ = false;
   recv_done_ = true;
   return true;
 }
 
-bool Predictor::test_closed() {
+bool Predictor::settle() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!recv_done_ && req_ != MPI_REQUEST_NULL) {
-    int done = 0;
-    if (PMPI_Test(&req_, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || !done) return false;
-  }
+  publish(kNaN);  // done already by close()
+  if (!exchange_.test()) return false;
   round_open_ = false;
   recv_done_ = true;
   return true;
-}
-
-void Predictor::wait_closed() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (req_ != MPI_REQUEST_NULL) PMPI_Wait(&req_, MPI_STATUS_IGNORE);
-  round_open_ = false;
-  recv_done_ = true;
 }
 
 void Predictor::park(std::shared_ptr<Predictor> p, MPI_Comm xchg) {
@@ -292,7 +255,7 @@ void Predictor::test_parked() {
     std::lock_guard<std::mutex> lock(parked_mu());
     auto& list = parked_list();
     for (auto it = list.begin(); it != list.end();) {
-      if (it->pred->test_closed()) {
+      if (it->pred->settle()) {
         done.push_back(std::move(*it));
         it = list.erase(it);
       } else {
@@ -306,18 +269,26 @@ void Predictor::test_parked() {
     if (d.xchg != MPI_COMM_NULL) PMPI_Comm_free(&d.xchg);
 }
 
-void Predictor::finish_parked() {
-  std::vector<Parked> all;
+void Predictor::finish_all(const std::vector<std::shared_ptr<Predictor>>& live) {
+  std::vector<Parked> parked;
   {
     std::lock_guard<std::mutex> lock(parked_mu());
-    all.swap(parked_list());
+    parked.swap(parked_list());
   }
   // Every rank started each of these rounds (at its close(), its
-  // publish_final() or its call), so the waits end in any order.
-  for (auto& d : all) {
-    d.pred->wait_closed();
-    if (d.xchg != MPI_COMM_NULL) PMPI_Comm_free(&d.xchg);
+  // publish_final() or its call).  A rank advances only the exchanges it
+  // tests, and ranks may hold them in different orders, so all are advanced
+  // together until all are complete: waiting for one alone could wait for a
+  // peer that waits for another.
+  std::vector<Predictor*> open;
+  for (const auto& p : live) open.push_back(p.get());
+  for (const auto& d : parked) open.push_back(d.pred.get());
+  while (!open.empty()) {
+    open.erase(std::remove_if(open.begin(), open.end(), [](Predictor* p) { return p->settle(); }), open.end());
+    if (!open.empty()) std::this_thread::yield();
   }
+  for (auto& d : parked)
+    if (d.xchg != MPI_COMM_NULL) PMPI_Comm_free(&d.xchg);
 }
 
 std::size_t Predictor::parked() {

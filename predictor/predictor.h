@@ -3,52 +3,63 @@
 // rank the same arrival vector at the call's entry.
 //
 // Rounds.  Round r carries the predictions for call r (the communicator's
-// r-th intercepted call): every rank contributes kRoundWords doubles and
-// every rank receives all of them, in one PMPI_Iallgather on the private
-// duplicate.  At the exit of call r-1 the rank opens round r; it starts the
-// collective when it publishes its value: SMA at that exit, edge at
-// papshim_edge() or, when no edge came, at its arrival at call r (or at the
-// communicator's free or MPI_Finalize when call r never comes).  The helper
-// thread completes it with PMPI_Test; otherwise the entry of call r waits
-// for it (PMPI_Wait).  What the collective costs is the MPI library's
-// business: Open MPI 4.1's libnbc sends P-1 messages per rank (linear, its
-// default) or log2 P (recursive doubling, coll_libnbc_iallgather_algorithm=2
-// with P a power of two).
+// r-th intercepted call): every rank contributes a RoundMessage and every
+// rank receives all of them, in one nonblocking allgather on the private
+// duplicate (RoundExchange, predictor/round_exchange.h: point-to-point
+// messages, ceil(log2 P) sends and receives per rank and round).  At the exit
+// of call r-1 the rank opens round r; it starts the exchange when it
+// publishes its value: SMA at that exit, edge at papshim_edge() or, when no
+// edge came, at its arrival at call r (or at the communicator's free or
+// MPI_Finalize when call r never comes).  The helper thread advances it
+// with RoundExchange::test(); otherwise the entry of call r advances it
+// until complete (RoundExchange::wait()).  Nothing else advances it: unlike
+// a library collective, other MPI calls do not.
 //
-// Why every rank starts the collectives on the private duplicate in the same
-// order.  papshim makes three kinds: the PMPI_Bcast that creates it
-// (shim/comm_context.cpp ensure_private), PAPSHIM_CHECK's PMPI_Allreduce
-// (shim/dispatch.cpp) and the rounds.  The Bcast runs before this predictor
-// exists, so before every round.  Round r is started, on every rank,
-// strictly between its exit of call r-1 (where it is opened) and its entry
-// of call r (where it is completed), or at the free/finalize that replaces
-// call r; the check's Allreduce of call r runs inside call r.  So on every
-// rank the order is: Bcast, then rounds and checks interleaved by call
-// number, and whether a call has a round or a check is decided from inputs
-// identical on every rank.  The helper thread never starts a collective: it
-// only tests the one the application thread started.
+// Why the messages on the private duplicate match up.  papshim sends three
+// kinds there: the PMPI_Bcast that creates it (shim/comm_context.cpp
+// ensure_private) and PAPSHIM_CHECK's PMPI_Allreduce (shim/dispatch.cpp),
+// both collectives, and point-to-point messages: the schedules' (tags up to
+// the context's tag_ub) and the rounds' (the kRoundTags tags above it).
+// Collectives never match point-to-point messages, and the two kinds of
+// point-to-point messages never match each other by tag.  The collectives
+// are started in the same order on every rank: the Bcast before this
+// predictor exists, the check's Allreduce of call r inside call r, and
+// whether a call has one is decided from inputs identical on every rank.
+// The rounds need no order with respect to them: round r is started, on
+// every rank, strictly between its exit of call r-1 and its entry of call r
+// (or at the free/finalize that replaces call r), and is complete on this
+// rank before round r+1 starts, so a rank's round messages to a peer, and
+// its receives from it, come in round order (see round_exchange.h).
 //
 // Why the wait at entry is bounded (no deadlock): a rank waits at the entry
-// of call r only for a collective its peers start at their exit of call r-1
-// (SMA), or at their edge or their own entry of call r (edge), and complete
-// by testing or waiting.  Call r-1 completes without round r, so every peer
-// does exit it and start it; a peer's entry of call r needs nothing but its
-// own progress.  So the wait ends, at the latest, once every peer has reached
-// call r (without the helper thread a peer may progress the collective only
-// there).  The very first call has no round (no rank opens one),
-// identically on every rank.
+// of call r only for messages its peers send once they have published
+// (their exit of call r-1 in SMA mode, their edge or their own entry of call
+// r in edge mode) and then advance the exchange.  Call r-1 completes without
+// round r, so every peer does exit it and publish; a peer reaches the entry
+// of call r once its earlier calls complete, and those (on any
+// communicator) come before call r in the order every rank calls
+// collectives, so by the same argument, applied in that order, their waits
+// end first.  A waiting rank has posted every send it can already make
+// (round_exchange.h), so the wait ends, at the latest, once every peer has
+// reached call r (without the helper thread a peer advances the exchange
+// only there).  The very first call has no round (no rank
+// opens one), identically on every rank.
 //
-// Communicator free.  A nonblocking collective can be neither cancelled nor
-// freed.  close() starts this rank's part if it has not, then waits a
-// bounded time (kCloseWaitSeconds).  Peers that free the communicator start
-// their part at the latest there, so the wait ends unless a peer frees it
-// much later (edge mode with communicators freed in different orders, or a
-// peer computing long without MPI calls and no helper thread).  Then close()
+// Communicator free.  A running exchange cannot be abandoned: its messages
+// are in flight to and from peers that still need them.  close() starts
+// this rank's part if it has not, then advances it for a bounded time
+// (kCloseWaitSeconds).  Peers that free the communicator start their part
+// at the latest there, so the wait ends unless a peer frees it much later
+// (edge mode with communicators freed in different orders, or a peer
+// computing long without MPI calls and no helper thread).  Then close()
 // returns false and the caller parks the predictor with its private
-// duplicate (park()): the request and its buffers stay alive, parked rounds
-// are tested at every later close() and waited for at MPI_Finalize, and the
-// duplicate is freed once its round has completed.  Never a hang, never a
-// freed or cancelled collective.
+// duplicate (park()): the exchange and its buffers stay alive, parked
+// rounds are advanced at every later close() and completed at MPI_Finalize
+// (finish_all, which advances every open round of the process together:
+// a rank advances only the exchanges it tests, so waiting for one at a time
+// could wait for a peer waiting for another), and the duplicate is freed
+// once its round has completed.  Never a hang, never a freed buffer under a
+// pending request.
 //
 // Anchored phases (predictor/history.h).  Each message also carries the
 // rank's exit from the previous call and, when its anchored history is the
@@ -67,10 +78,11 @@
 // back towards 1, so an algorithm is tried again when conditions change.
 //
 // Threads.  With the helper thread (predictor/helper_thread.h) the round is
-// completed by poll() as soon as the data is in, and the helper computes
-// the decision for the call ahead of time (precompute slot).  Every method
+// advanced and completed by poll() as soon as the data is in (it may post
+// the exchange's later steps, never the first), and the helper computes the
+// decision for the call ahead of time (precompute slot).  Every method
 // takes the predictor's mutex, so the helper and the application thread
-// never touch the requests at once.
+// never touch the exchange at once.
 #pragma once
 
 #include <mpi.h>
@@ -81,12 +93,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
 #include "algorithms/selector.h"
 #include "config/params.h"
 #include "predictor/history.h"
+#include "predictor/round_exchange.h"
 
 namespace papshim {
 
@@ -127,13 +141,24 @@ struct Precomputed {
   std::shared_ptr<const Selection> selection;
 };
 
-// One rank's arrival from its round message (kRoundWords doubles: its
-// prediction from its own exit, its elapsed time in the previous call, its
-// exit from it, its phase from the anchor or NaN, the time and fraction of
-// its edge or NaN, 1 if it found its anchored phases the steadier ones) and
-// the round's anchor (the latest exit; NaN: unknown).  With `anchor_edges`
-// an edge is extrapolated from the anchor; otherwise the phase from the
-// anchor is used when there is one, else the own prediction.
+// One rank's message in a prediction round, sent as kRoundWords doubles.
+constexpr int kRoundWords = 7;
+struct RoundMessage {
+  double own_prediction;  // its predicted arrival at the call, from its own exit (NaN: none)
+  double last_elapsed;    // how long it spent in the previous call (exit - arrival), seconds
+  double last_exit;       // its exit from the previous call (NaN: unknown)
+  double anchored_phase;  // its phase from the anchor (SMA), or NaN
+  double edge_time;       // the time of its edge (papshim_edge), or NaN
+  double edge_fraction;   // the fraction of the phase done at that edge, or NaN
+  double prefers_anchor;  // 1 if it found its anchored phases the steadier ones, else 0
+};
+static_assert(std::is_trivially_copyable_v<RoundMessage> && sizeof(RoundMessage) == kRoundWords * sizeof(double),
+              "a round message is sent as kRoundWords doubles");
+
+// One rank's arrival from its round message and the round's anchor (the
+// latest exit; NaN: unknown).  With `anchor_edges` an edge is extrapolated
+// from the anchor; otherwise the phase from the anchor is used when there
+// is one, else the own prediction.
 //
 // Edges are extrapolated from one start for all ranks, decided by the
 // majority of the ranks that sent an edge: a phase that really began after
@@ -141,18 +166,18 @@ struct Precomputed {
 // would turn the different biases into a spread nobody has.  The SMA
 // estimates measure whole phases and carry no such bias, so each rank's
 // own choice stands.
-constexpr int kRoundWords = 7;
-double predicted_arrival(const double* msg, double anchor, bool anchor_edges);
+double predicted_arrival(const RoundMessage& msg, double anchor, bool anchor_edges);
 // Whether the round's edges are extrapolated from the anchor: most of the
 // ranks that sent an edge prefer their anchored phases.  `msgs` holds
 // `nranks` messages.
-bool edges_from_anchor(const double* msgs, int nranks);
+bool edges_from_anchor(const RoundMessage* msgs, int nranks);
 
 class Predictor {
  public:
-  // `xchg`: the private duplicate the rounds' collectives run on;
-  // `min_bytes`: PAPSHIM_MIN_BYTES (the round policy, on_exit()).
-  Predictor(MPI_Comm xchg, int size, int rank, int window, PredictorMode mode, long min_bytes);
+  // `xchg`: the private duplicate the rounds run on; `tag_top`: its
+  // MPI_TAG_UB (the rounds use the kRoundTags tags up to it); `min_bytes`:
+  // PAPSHIM_MIN_BYTES (the round policy, on_exit()).
+  Predictor(MPI_Comm xchg, int size, int rank, int tag_top, int window, PredictorMode mode, long min_bytes);
   Predictor(const Predictor&) = delete;
   Predictor& operator=(const Predictor&) = delete;
 
@@ -181,11 +206,6 @@ class Predictor {
   void store_precomputed(Precomputed p);
   std::optional<Precomputed> take_precomputed(std::uint64_t seq);
 
-  // Completes the outstanding round (communicator free, MPI_Finalize).  With
-  // several communicators, call publish_final() on all before any finish():
-  // ranks may visit them in different orders.
-  void publish_final();
-  void finish();
   // Communicator freed: starts this rank's part of the open round and waits
   // for it a bounded time.  True: nothing is outstanding, the private
   // duplicate may be freed.  False: the round is still running; park() the
@@ -195,17 +215,19 @@ class Predictor {
   // Process-wide list of closed predictors whose round is still running.
   // park() takes over `xchg` (the private duplicate) and frees it once the
   // round completes; test_parked() does so for the completed ones (never
-  // blocks), finish_parked() waits for all (MPI_Finalize, after the live
-  // predictors' publish_final()).
+  // blocks).  finish_all() (MPI_Finalize) completes the open rounds of the
+  // `live` predictors and of the parked ones, all advanced together.
   static void park(std::shared_ptr<Predictor> p, MPI_Comm xchg);
   static void test_parked();
-  static void finish_parked();
+  static void finish_all(const std::vector<std::shared_ptr<Predictor>>& live);
   static std::size_t parked();
 
  private:
   void post_round(std::uint64_t seq);
-  bool test_closed();  // a closed predictor's round: completed now?
-  void wait_closed();
+  // Publishes this rank's part of the open round if it has not, then
+  // advances it without blocking: true once nothing is outstanding (the
+  // round is then closed).
+  bool settle();
   void publish(double value, double anchored_phase = std::numeric_limits<double>::quiet_NaN(),
                double edge_time = std::numeric_limits<double>::quiet_NaN(),
                double edge_fraction = std::numeric_limits<double>::quiet_NaN());
@@ -214,7 +236,6 @@ class Predictor {
   RoundResult result() const;
 
   mutable std::mutex mu_;
-  MPI_Comm xchg_;
   int size_, rank_;
   PredictorMode mode_;
   std::uint64_t min_bytes_;
@@ -224,19 +245,18 @@ class Predictor {
   CallShape next_shape_;
   bool round_open_ = false;   // the next round is open
   bool recv_done_ = false;    // ... and complete
-  bool sent_ = false;         // ... and its collective started (this rank's value published)
+  bool sent_ = false;         // ... and its exchange started (this rank's value published)
   bool closed_ = false;       // the communicator was freed
   std::uint64_t round_seq_ = 0;
-  double value_[kRoundWords] = {};  // this rank's message
   double last_elapsed_ = 0;
   double my_prediction_;
   RanDecision ran_;           // what ran in the call before the open round
   Corrections corrections_;
-  std::vector<double> recv_;  // kWords per rank: the collective's buffer while it runs
+  std::vector<RoundMessage> recv_;  // one per rank: the exchange's output
   std::vector<double> arrival_;  // of the last complete round
   double anchor_ = 0;            // ... its anchor (NaN: none)
   std::uint64_t anchor_seq_ = ~0ull;
-  MPI_Request req_ = MPI_REQUEST_NULL;  // the round's PMPI_Iallgather
+  RoundExchange exchange_;       // the rounds' allgather (after recv_: it writes there)
   Precomputed pre_;
 };
 

@@ -17,7 +17,7 @@ int delete_context(MPI_Comm, int, void* attr, void*) {
 
 // Frees what a context owns (no MPI call on the user's communicator).
 void release(CommContext* ctx) {
-  // A round whose collective is still running keeps the predictor and the
+  // A round whose exchange is still running keeps the predictor and the
   // private duplicate alive (parked) until it completes (predictor.h).
   Predictor::test_parked();
   if (ctx->pred && !ctx->pred->close()) {
@@ -107,11 +107,15 @@ bool CommRegistry::ensure_private(CommContext& ctx) {
   int* ub = nullptr;
   int has_ub = 0;
   PMPI_Comm_get_attr(ctx.priv, MPI_TAG_UB, &ub, &has_ub);
-  if (has_ub && ub) ctx.tag_ub = *ub;
+  const int tag_top = has_ub && ub ? *ub : 32767;  // MPI guarantees at least 32767
+  // The highest kRoundTags tags are the prediction rounds' (whether or not
+  // a predictor runs, so the limit does not depend on the mode); schedules
+  // on the duplicate stay below them (dispatch refuses any that would not).
+  ctx.tag_ub = tag_top - kRoundTags;
   const Config& cfg = runtime().cfg;
   if (cfg.predictor != PredictorMode::Off)
-    ctx.pred =
-        std::make_shared<Predictor>(ctx.priv, ctx.size, ctx.rank, cfg.sma_window, cfg.predictor, cfg.min_bytes);
+    ctx.pred = std::make_shared<Predictor>(ctx.priv, ctx.size, ctx.rank, tag_top, cfg.sma_window, cfg.predictor,
+                                           cfg.min_bytes);
   // Several ranks per host: reductions run between hosts (shim/hierarchy.h).
   // Every input is job-wide, so every rank makes the same decision here.
   if (cfg.hierarchy && !cfg.reproducible && runtime().multi_node)
@@ -154,9 +158,7 @@ void CommRegistry::finish_predictors() {
     for (CommContext* c : live_)
       if (c->pred) preds.push_back(c->pred);
   }
-  for (auto& p : preds) p->publish_final();
-  for (auto& p : preds) p->finish();
-  Predictor::finish_parked();  // started before: at their close()
+  Predictor::finish_all(preds);  // with the parked ones, started at their close()
 }
 
 void CommRegistry::release_all() {

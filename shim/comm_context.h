@@ -38,7 +38,7 @@ struct CommContext {
   std::uint64_t local_id = 0;     // unique on this rank
   std::uint64_t id = 0;           // same on every rank once priv exists; 0 before
   std::uint64_t seq = 0;          // intercepted calls so far
-  int tag_ub = 32767;             // of priv
+  int tag_ub = 32767 - kRoundTags;  // highest tag a schedule may use on priv (below the rounds')
   std::shared_ptr<Predictor> pred;  // null: predictor off, size 1 or no priv (shared with the helper)
   std::unique_ptr<Hierarchy> hier;  // several ranks per host (shim/hierarchy.h); made with priv
 };

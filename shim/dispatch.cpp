@@ -257,8 +257,8 @@ void after_call(const CallArgs& a, CommContext& ctx, const Decided& d, const Cal
       HelperThread::instance().round_opened(ctx.pred, ctx.size, ctx.rank, ctx.hier ? ctx.hier->map : nullptr);
   }
   SiteKey key{a.coll, ctx.local_id, ctx.size, site};
-  Stats::instance().record(key, ctx.id, seq, arrival, exit_time, my_prediction, bytes, reported_name(d.algo, d.between_hosts && d.sched),
-                           d.fallback, d.by_auto, d.ready);
+  Stats::instance().record(key, ctx.id, seq, arrival, exit_time, my_prediction, bytes,
+                           reported_name(d.algo, d.between_hosts && d.sched), d.fallback, d.by_auto, d.ready);
 }
 
 // `rc` is set once the call ran (natively or by a schedule).
@@ -291,7 +291,7 @@ void dispatch_call(const CallArgs& a, std::optional<int>& rc) {
     }
   }
   if (d.sched && d.sched->max_tag() > ctx->tag_ub) {
-    d.fallback = "schedule tags exceed MPI_TAG_UB";
+    d.fallback = "schedule tags exceed MPI_TAG_UB (less the prediction rounds' tags)";
     d.sched.reset();
   }
   if (!d.sched) {

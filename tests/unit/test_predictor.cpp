@@ -110,14 +110,14 @@ TEST(PhaseHistory, NoAnchoredPhaseBeforeThreeSamples) {
 
 TEST(RoundMessage, ArrivalFromAnchorEdgeOrOwnPrediction) {
   const double nan = NAN;
-  // own prediction, elapsed, exit, anchored phase, edge time, edge fraction, vote
-  const double own[kRoundWords] = {5.0, 0.1, 1.0, nan, nan, nan, 0};
+  // own prediction, elapsed, exit, anchored phase, edge time, edge fraction, prefers anchor
+  const RoundMessage own{5.0, 0.1, 1.0, nan, nan, nan, 0};
   EXPECT_EQ(predicted_arrival(own, 2.0, true), 5.0);
-  const double phase[kRoundWords] = {5.0, 0.1, 1.0, 0.5, nan, nan, 1};
+  const RoundMessage phase{5.0, 0.1, 1.0, 0.5, nan, nan, 1};
   EXPECT_EQ(predicted_arrival(phase, 2.0, false), 2.5);
   EXPECT_EQ(predicted_arrival(phase, nan, false), 5.0);  // no anchor: own prediction
   // Halfway at 2.25 with the phase begun at the anchor 2.0: arrival 2.5.
-  const double edge[kRoundWords] = {5.0, 0.1, 1.0, nan, 2.25, 0.5, 1};
+  const RoundMessage edge{5.0, 0.1, 1.0, nan, 2.25, 0.5, 1};
   EXPECT_DOUBLE_EQ(predicted_arrival(edge, 2.0, true), 2.5);
   EXPECT_EQ(predicted_arrival(edge, 2.0, false), 5.0);  // the round extrapolates from own exits
   EXPECT_EQ(predicted_arrival(edge, 2.5, true), 5.0);   // an edge before the anchor: not from it
@@ -125,11 +125,8 @@ TEST(RoundMessage, ArrivalFromAnchorEdgeOrOwnPrediction) {
 
 TEST(RoundMessage, EdgesFromTheAnchorByMajorityOfEdgeSenders) {
   const double nan = NAN;
-  std::vector<double> msgs;
-  auto add = [&](double edge_f, double vote) {
-    const double m[kRoundWords] = {1.0, 0.1, 1.0, nan, 2.0, edge_f, vote};
-    msgs.insert(msgs.end(), m, m + kRoundWords);
-  };
+  std::vector<RoundMessage> msgs;
+  auto add = [&](double edge_f, double vote) { msgs.push_back(RoundMessage{1.0, 0.1, 1.0, nan, 2.0, edge_f, vote}); };
   add(0.5, 1);
   add(0.5, 0);
   EXPECT_FALSE(edges_from_anchor(msgs.data(), 2));  // a tie keeps the own exits

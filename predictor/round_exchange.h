@@ -1,0 +1,90 @@
+// The prediction round's exchange: a nonblocking allgather of one fixed-size
+// block per rank (the round messages) over a communicator, built from
+// point-to-point messages and advanced by whoever tests or waits for it.
+//
+// Works as follows (Bruck's dissemination allgather, any number of ranks
+// P).  A work buffer holds, at position i, the block of rank (r + i) mod P;
+// the own block starts at position 0.  Step k (k = 0 .. ceil(log2 P) - 1,
+// d = 2^k) sends positions [0, n) to rank (r - d) mod P and receives
+// positions [d, d + n) from rank (r + d) mod P, n = min(d, P - d): the
+// receiver then holds the blocks of r + d .. r + 2d - 1 as well.  After the
+// last step positions [0, P) are all filled, and a rotation writes them to
+// the output in rank order.  Each rank sends and receives ceil(log2 P)
+// messages per round, P - 1 blocks in all.  A step's receive and send touch
+// disjoint positions, so both are posted together; the next step's send
+// needs the blocks this step receives, so it is posted once both requests of
+// this step have completed.  test() posts every step whose predecessor has
+// completed and returns at once; wait() does the same, blocking in
+// PMPI_Waitall for the current step only, so a waiting rank has always
+// posted every send it can already make (its peers never wait for a send it
+// could post).  With P = 1 a round is complete as soon as it starts.
+//
+// Tags.  Step k uses tag `tag_top - k`: the rounds own the band of the
+// kRoundTags highest tags of the communicator (schedules on the same
+// communicator must stay below it, shim/comm_context.cpp).  Within a round
+// each (source, tag) pair carries one message; a rank starts a round only
+// once its previous round has completed, so both the sends and the receives
+// of a (source, tag) pair come in round order, and MPI's non-overtaking rule
+// matches the n-th receive with the n-th message: round n's.
+//
+// Errors.  A step that cannot be posted, or a completion that reports an
+// error, ends the round failed: its receive still posted is cancelled, the
+// requests already posted are completed (test() or wait() drain them: no
+// request outlives the round, so none can touch the buffers afterwards) and
+// the output holds NaN everywhere.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace papshim {
+
+// Tags [tag_top - kRoundTags + 1, tag_top] belong to the rounds (enough for
+// ceil(log2 P) steps at any int P).
+constexpr int kRoundTags = 32;
+
+class RoundExchange {
+ public:
+  // Blocks of `block_words` doubles on `comm` (size, rank), step tags below
+  // `tag_top` (the communicator's MPI_TAG_UB).
+  RoundExchange(MPI_Comm comm, int size, int rank, int block_words, int tag_top);
+  RoundExchange(const RoundExchange&) = delete;
+  RoundExchange& operator=(const RoundExchange&) = delete;
+
+  // Starts a round (none may be active): `mine` is this rank's block (copied
+  // at once), `out` receives the size * block_words doubles in rank order
+  // and must stay valid until test() returns true or wait() returns.
+  void start(const void* mine, void* out);
+  // Advances without blocking; true once the round is complete (or none is
+  // active).
+  bool test();
+  // Advances until the round is complete.
+  void wait();
+  bool active() const { return active_; }
+  // The last round ended in an MPI error (its output is NaN).
+  bool failed() const { return failed_; }
+  // Messages this rank has sent in rounds so far (ceil(log2 P) per round).
+  std::uint64_t messages_sent() const { return messages_sent_; }
+  // ceil(log2 size): the steps of one round.
+  static int steps(int size);
+
+ private:
+  void post_step();
+  void advance();  // the current step's requests have completed
+  void fail(int rc);
+  bool test_each();  // after an error: true when no request is left
+
+  MPI_Comm comm_;
+  int size_, rank_, words_, tag_top_, nsteps_;
+  std::vector<double> work_;  // position i: the block of rank (rank_ + i) mod size_
+  void* out_ = nullptr;
+  int step_ = 0;
+  bool active_ = false;
+  bool failed_ = false;
+  MPI_Request reqs_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};  // the step's receive, send
+  std::uint64_t messages_sent_ = 0;
+};
+
+}  // namespace papshim
