@@ -26,6 +26,7 @@
 
 #include "algorithms/catalog.h"
 #include "algorithms/selector.h"
+#include "predictor/round_exchange.h"
 
 using namespace papshim;
 
@@ -48,12 +49,6 @@ double time_ms(F&& f) {
   }
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
-}
-
-int ceil_log2(int P) {
-  int k = 0;
-  while ((1 << k) < P) ++k;
-  return k;
 }
 
 std::size_t program_bytes(const Schedule& s, int rank) {
@@ -122,7 +117,7 @@ int main(int argc, char** argv) {
         s.simulate = true;
         simulated = time_ms([&] { (void)select_algorithm(s); });
       }
-      const int round = ceil_log2(P);
+      const int round = RoundExchange::steps(P);  // one message per step and rank
       const std::string name = std::string(algo_info(sel.pick).name) + "(" + algo_info(prog).name + ")";
       std::printf("%6d %-10s %-16s %12.3f %12.3f %14zu %10d %14s\n", P, to_string(c), name.c_str(), decision, program,
                   bytes, round, simulated < 0 ? "-" : std::to_string(simulated).c_str());
