@@ -1,5 +1,6 @@
 #include "shim/hierarchy.h"
 
+#include <new>
 #include <vector>
 
 #include "algorithms/executor.h"
@@ -61,7 +62,11 @@ int run_hierarchical(const CallArgs& a, int rank, const Hierarchy& h, const Sche
   std::unique_ptr<Scratch> scratch;
   void* acc = a.recvbuf;
   if (!allreduce && leader && rank != a.root) {
-    scratch = std::make_unique<Scratch>(a.count, a.type);
+    try {
+      scratch = std::make_unique<Scratch>(a.count, a.type);
+    } catch (const std::bad_alloc&) {
+      return kExecNoMemory;  // before any message: the caller stops the job (dispatch.cpp says why)
+    }
     acc = scratch->at;
   }
   int first_error = MPI_SUCCESS;
