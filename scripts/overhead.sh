@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# What interception costs: 8-byte MPI_Allreduce, microseconds per call
-# (median over batches), without the preload and with it in several
-# settings, the variants interleaved over several repetitions so machine
-# noise hits them alike.  Prints each variant's median over repetitions.
-#   scripts/overhead.sh [ranks] [repetitions]
+# What interception costs: 8-byte MPI_Allreduce, microseconds per call,
+# without the preload and with it in several settings.  Each run of
+# bench/overhead alternates batches of MPI_Allreduce (through the preload)
+# with batches of PMPI_Allreduce (the library directly) in the same
+# process, so the "added" column, the median of the paired differences, is
+# what papshim adds to a call with the machine's noise paired out; the
+# "without" row shows that difference when nothing is interposed (the noise
+# floor).  The variants are interleaved over several repetitions and each
+# column is the median over them.
+#   scripts/overhead.sh [ranks] [repetitions] [--self]
+# --self: the calls run on MPI_COMM_SELF (no partner, the bookkeeping alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-np=${1:-2} reps=${2:-5}
+np=${1:-2} reps=${2:-5} self=${3:-}
+[[ -z $self || $self == --self ]] || { echo "overhead.sh: third argument must be --self, not '$self'" >&2; exit 2; }
 [[ -x build/bench/overhead ]] || scripts/build.sh >/dev/null
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 lib=$PWD/build/libpapshim.so
@@ -17,16 +24,20 @@ declare -A runs=(
   [4-helper]="-x LD_PRELOAD=$lib"
   [5-multiple-only]="-x LD_PRELOAD=$lib -x PAPSHIM_PREDICTOR=off"
 )
-declare -A results
+declare -A col1 col2 col3
 for ((i = 0; i < reps; i++)); do
   for k in $(printf '%s\n' "${!runs[@]}" | sort); do
     # shellcheck disable=SC2086
-    v=$(mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np "$np" -x PAPSHIM_REPORT=off ${runs[$k]} build/bench/overhead)
-    results[$k]+="$v "
+    read -r a b c < <(mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np "$np" -x PAPSHIM_REPORT=off ${runs[$k]} \
+      build/bench/overhead $self)
+    col1[$k]+="$a " col2[$k]+="$b " col3[$k]+="$c "
   done
 done
-echo "8-byte MPI_Allreduce, $np ranks, us per call (median of $reps runs; each run: median of 15 batches of 2000)"
-for k in $(printf '%s\n' "${!results[@]}" | sort); do
-  med=$(tr ' ' '\n' <<<"${results[$k]}" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-  printf '  %-16s %8s   (runs: %s)\n' "${k#*-}" "$med" "${results[$k]}"
+med() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+echo "8-byte MPI_Allreduce on ${self:+MPI_COMM_SELF of }$np ranks, us per call, median of $reps runs"
+echo "(each run: medians of 15 batches of 2000 calls; 'added' = MPI_ minus PMPI_ batches, paired)"
+printf '  %-16s %8s %8s %8s   %s\n' variant MPI_ PMPI_ added "added, per run"
+for k in $(printf '%s\n' "${!col1[@]}" | sort); do
+  printf '  %-16s %8s %8s %8s   (%s)\n' "${k#*-}" "$(med "${col1[$k]}")" "$(med "${col2[$k]}")" \
+    "$(med "${col3[$k]}")" "${col3[$k]% }"
 done

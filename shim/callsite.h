@@ -22,7 +22,12 @@ constexpr int kMaxCallsiteDepth = 8;
 struct CallSite {
   std::array<void*, kMaxCallsiteDepth> pc{};
   int depth = 0;
-  bool operator==(const CallSite& o) const { return depth == o.depth && pc == o.pc; }
+  bool operator==(const CallSite& o) const {
+    if (depth != o.depth) return false;
+    for (int i = 0; i < depth; ++i)
+      if (pc[i] != o.pc[i]) return false;
+    return true;
+  }
 };
 
 struct CallSiteHash {

@@ -52,6 +52,20 @@ CommRegistry& CommRegistry::instance() {
 
 CommContext* CommRegistry::get(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return nullptr;
+  struct Cached {
+    MPI_Comm comm;
+    CommContext* ctx;
+    std::uint64_t generation;
+  };
+  thread_local Cached cached{MPI_COMM_NULL, nullptr, 0};
+  const std::uint64_t gen = generation_.load(std::memory_order_acquire);
+  if (cached.ctx != nullptr && cached.comm == comm && cached.generation == gen) return cached.ctx;
+  CommContext* ctx = lookup(comm);
+  if (ctx != nullptr) cached = Cached{comm, ctx, gen};
+  return ctx;
+}
+
+CommContext* CommRegistry::lookup(MPI_Comm comm) {
   int kv = keyval_.load(std::memory_order_acquire);
   if (kv == MPI_KEYVAL_INVALID) {
     std::lock_guard<std::mutex> lock(mu_);  // PMPI_Comm_create_keyval is local
@@ -126,6 +140,7 @@ bool CommRegistry::ensure_private(CommContext& ctx) {
 }
 
 void CommRegistry::on_delete(CommContext* ctx) {
+  generation_.fetch_add(1, std::memory_order_acq_rel);
   {
     std::lock_guard<std::mutex> lock(mu_);
     live_.erase(ctx);

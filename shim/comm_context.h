@@ -17,6 +17,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -24,7 +25,9 @@
 #include <unordered_set>
 
 #include "predictor/predictor.h"
+#include "shim/callsite.h"
 #include "shim/hierarchy.h"
+#include "shim/stats.h"
 
 namespace papshim {
 
@@ -41,12 +44,31 @@ struct CommContext {
   int tag_ub = 32767 - kRoundTags;  // highest tag a schedule may use on priv (below the rounds')
   std::shared_ptr<Predictor> pred;  // null: predictor off, size 1 or no priv (shared with the helper)
   std::unique_ptr<Hierarchy> hier;  // several ranks per host (shim/hierarchy.h); made with priv
+
+  // The report rows of the call sites this communicator was called from
+  // most recently, so a call passed through finds its row without a lock.
+  // The rows live until the context is released.
+  struct SiteSlot {
+    CallSite site;
+    Collective op = Collective::Allreduce;
+    Stats::Row* row = nullptr;
+  };
+  std::array<SiteSlot, 4> slots{};
+  unsigned next_slot = 0;
+  Stats::Row& row_of(Collective op, const CallSite& site) {
+    for (SiteSlot& s : slots)
+      if (s.row && s.op == op && s.site == site) return *s.row;
+    SiteSlot& s = slots[next_slot++ % slots.size()];
+    s = SiteSlot{site, op, Stats::instance().row_for(SiteKey{op, local_id, size, site})};
+    return *s.row;
+  }
 };
 
 class CommRegistry {
  public:
   // nullptr for intercommunicators, MPI_COMM_NULL and invalid handles
-  // (caller goes native).  Local: makes no collective call.
+  // (caller goes native).  Local: makes no collective call.  Each thread
+  // remembers the last communicator it asked for.
   CommContext* get(MPI_Comm comm);
   // Makes the private duplicate (collective on ctx.user; call it at the same
   // call on every rank).  False when there is none (refused now or before).
@@ -68,6 +90,7 @@ class CommRegistry {
   void on_delete(CommContext* ctx);
 
  private:
+  CommContext* lookup(MPI_Comm comm);  // get() without the thread's cache
   void remember_last(CommContext* c);
 
   std::mutex mu_;  // guards live_, last_pred_, keyval creation; never held across MPI calls
@@ -78,6 +101,9 @@ class CommRegistry {
   std::shared_ptr<Predictor> last_pred_;
   std::atomic<std::uint64_t> refused_{0};
   std::atomic<long> made_{0};  // private duplicates made so far
+  // Bumped whenever a context goes, so no thread's cached handle -> context
+  // pair (get) outlives it, even when the MPI library reuses the handle.
+  std::atomic<std::uint64_t> generation_{1};
 };
 
 }  // namespace papshim

@@ -11,6 +11,7 @@
 #include "shim/dispatch.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -28,6 +29,7 @@
 #include "shim/call_checks.h"
 #include "shim/callsite.h"
 #include "common/clock.h"
+#include "common/ticks.h"
 #include "shim/comm_context.h"
 #include "shim/hierarchy.h"
 #include "shim/runtime.h"
@@ -52,6 +54,11 @@ const std::string& setting_for(Collective c) {
   const Config& cfg = runtime().cfg;
   return c == Collective::Allreduce ? cfg.allreduce : c == Collective::Reduce ? cfg.reduce : cfg.allgather;
 }
+
+// The forced algorithm of each collective (none: auto), by Collective.
+std::array<std::optional<Algo>, 3> g_forced;
+
+const std::optional<Algo>& forced_algo(Collective c) { return g_forced[static_cast<std::size_t>(c)]; }
 
 // PAPSHIM_CHECK: every rank must hold the same decision inputs.
 bool inputs_agree(const CommContext& ctx, Algo algo, const ScheduleParams& p, std::uint64_t bytes) {
@@ -198,7 +205,7 @@ Decided decide_auto(const CallArgs& a, CommContext& ctx, const std::optional<Rou
 
 Decided decide(const CallArgs& a, CommContext& ctx, const std::optional<RoundResult>& round, const CallShape& shape,
                std::uint64_t seq) {
-  const auto forced = algo_from_name(a.coll, setting_for(a.coll));
+  const auto& forced = forced_algo(a.coll);
   if (!forced) return decide_auto(a, ctx, round, shape, seq);
   Decided out;
   if (*forced == Algo::Native) return out;
@@ -261,18 +268,48 @@ void after_call(const CallArgs& a, CommContext& ctx, const Decided& d, const Cal
                            reported_name(d.algo, d.between_hosts && d.sched), d.fallback, d.by_auto, d.ready);
 }
 
+// A call papshim only passes through: nothing predicts on its communicator
+// or samples it (no private duplicate yet), and the setting runs it native
+// whatever the arrivals (forced native, or auto below PAPSHIM_MIN_BYTES).
+// Every rank of the communicator sees the same.
+bool passes_through(const CallArgs& a, const CommContext& ctx, int tsize) {
+  if (ctx.pred || ctx.id != 0) return false;
+  const auto& forced = forced_algo(a.coll);
+  if (forced) return *forced == Algo::Native;
+  const long long block = static_cast<long long>(a.count) * tsize;
+  return block < runtime().cfg.min_bytes;
+}
+
+// The pass-through: native call, and its statistics as a few adds.
+int pass_through(const CallArgs& a, CommContext& ctx, int tsize) {
+  ctx.seq++;
+  CommRegistry::instance().set_last_used(&ctx);
+  const CallSite site = capture_callsite(a.ret_addr, runtime().cfg.callsite_depth);
+  const std::uint64_t t0 = ticks();
+  const int rc = call_native(a);
+  const std::uint64_t t1 = ticks();
+  const std::uint64_t per_rank = static_cast<std::uint64_t>(tsize) * static_cast<std::uint64_t>(a.count);
+  const std::uint64_t bytes = per_rank * (a.coll == Collective::Allgather ? static_cast<std::uint64_t>(ctx.size) : 1u);
+  Stats::record_pass_through(ctx.row_of(a.coll, site), t1 - t0, bytes);
+  return rc;
+}
+
 // `rc` is set once the call ran (natively or by a schedule).
 void dispatch_call(const CallArgs& a, std::optional<int>& rc) {
-  const double arrival = common_now();
   CommContext* ctx = CommRegistry::instance().get(a.comm);
   if (ctx == nullptr || erroneous_arguments(a, ctx->rank, ctx->size)) {
     rc = call_native(a);
     return;
   }
+  const int tsize = type_size(a.type);
+  if (passes_through(a, *ctx, tsize)) {
+    rc = pass_through(a, *ctx, tsize);
+    return;
+  }
+  const double arrival = common_now();
   const std::uint64_t seq = ctx->seq++;
   CommRegistry::instance().set_last_used(ctx);
   const CallSite site = capture_callsite(a.ret_addr, runtime().cfg.callsite_depth);
-  const int tsize = type_size(a.type);
   const CallShape shape = shape_of(a, tsize);
 
   // The arrival vector of this call (identical on every rank) or nothing.
@@ -318,9 +355,14 @@ std::shared_ptr<const Selection> precompute_selection(const RoundResult& round, 
   // or more.  Anything else would be helper CPU spent for nothing.
   const auto coll = static_cast<Collective>(shape.coll);
   const long bytes = static_cast<long>(shape.count) * shape.type_size;
-  if (algo_from_name(coll, setting_for(coll)) || bytes < runtime().cfg.min_bytes) return nullptr;
+  if (forced_algo(coll) || bytes < runtime().cfg.min_bytes) return nullptr;
   return std::make_shared<const Selection>(
       select_algorithm(select_input(shape, nprocs, rank, round.arrival, round.corrections, hosts_for(coll, nodes))));
+}
+
+void configure_dispatch() {
+  for (Collective c : {Collective::Allreduce, Collective::Reduce, Collective::Allgather})
+    g_forced[static_cast<std::size_t>(c)] = algo_from_name(c, setting_for(c));
 }
 
 int dispatch(const CallArgs& a) noexcept {

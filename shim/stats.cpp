@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "algorithms/catalog.h"
 #include "shim/runtime.h"
 
 namespace papshim {
@@ -31,6 +32,34 @@ std::uint32_t Stats::site_of(const SiteKey& key) {
   return it->second;
 }
 
+Stats::Row& Stats::row_locked(const SiteKey& key) {
+  auto it = rows_.find(key);
+  if (it == rows_.end()) {
+    it = rows_.try_emplace(key).first;
+    it->second.site = site_of(key);
+    keys_by_comm_[key.comm_id].push_back(key);
+  }
+  return it->second;
+}
+
+Stats::Row* Stats::row_for(const SiteKey& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return &row_locked(key);
+}
+
+SiteStats Stats::settled(const Row& row) const {
+  SiteStats s = row.s;
+  const std::uint64_t calls = row.pass_calls.load(std::memory_order_relaxed);
+  if (calls == 0) return s;
+  const double spt = tick_rate_.seconds_per_tick();
+  s.calls += calls;
+  s.bytes += row.pass_bytes.load(std::memory_order_relaxed);
+  s.sum_elapsed += spt * static_cast<double>(row.pass_ticks.load(std::memory_order_relaxed));
+  s.max_elapsed = std::max(s.max_elapsed, spt * static_cast<double>(row.pass_max_ticks.load(std::memory_order_relaxed)));
+  s.algorithms[algo_info(Algo::Native).name] += calls;
+  return s;
+}
+
 void Stats::record(const SiteKey& key, std::uint64_t global_comm_id, std::uint64_t seq, double arrival, double exit,
                    double predicted, std::uint64_t bytes, const char* algorithm, const std::string& fallback_reason,
                    bool auto_decision, bool ready) {
@@ -40,12 +69,8 @@ void Stats::record(const SiteKey& key, std::uint64_t global_comm_id, std::uint64
     configured_ = true;
     keep_ = cfg.report != "off" || !cfg.timeline.empty();
   }
-  auto it = rows_.find(key);
-  if (it == rows_.end()) {
-    it = rows_.emplace(key, Row{{}, site_of(key)}).first;
-    keys_by_comm_[key.comm_id].push_back(key);
-  }
-  SiteStats& s = it->second.s;
+  Row& row = row_locked(key);
+  SiteStats& s = row.s;
   const double elapsed = exit - arrival;
   s.calls++;
   s.bytes += bytes;
@@ -59,7 +84,7 @@ void Stats::record(const SiteKey& key, std::uint64_t global_comm_id, std::uint64
     s.predicted_calls++;
     s.sum_abs_error += std::fabs(predicted - arrival);
   }
-  if (keep_ && global_comm_id != 0) sample(global_comm_id, seq, arrival, exit, predicted, it->second.site);
+  if (keep_ && global_comm_id != 0) sample(global_comm_id, seq, arrival, exit, predicted, row.site);
 }
 
 void Stats::sample(std::uint64_t global_comm_id, std::uint64_t seq, double arrival, double exit, double predicted,
@@ -85,7 +110,7 @@ void Stats::retire_communicator(std::uint64_t local_comm_id) {
   for (const SiteKey& key : keys->second) {
     const auto it = rows_.find(key);
     Site& site = sites_[it->second.site];
-    add_sums(site.retired, it->second.s);
+    add_sums(site.retired, settled(it->second));
     site.retired_comms++;
     rows_.erase(it);
   }
@@ -109,7 +134,7 @@ RankStats Stats::snapshot() const {
   for (const auto& [key, row] : rows_) {
     RankSite& x = out.sites[row.site];
     x.communicators++;
-    add_sums(x, row.s);
+    add_sums(x, settled(row));
   }
   out.samples = samples_;
   return out;

@@ -20,6 +20,7 @@
 // No record is kept when neither the report nor the timeline is written.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "algorithms/schedule.h"
+#include "common/ticks.h"
 #include "shim/callsite.h"
 #include "shim/report.h"
 
@@ -83,6 +85,31 @@ class Stats {
  public:
   static constexpr std::size_t kSampleCapacity = 16384;
 
+  // One (operation, communicator, size, call site).  `s` is written under
+  // the lock; the pass-through counters only by the thread running the
+  // communicator's collective (MPI allows one at a time), without a lock,
+  // and folded into the sums when read.
+  struct Row {
+    SiteStats s;
+    std::uint32_t site = 0;  // index into sites_
+    std::atomic<std::uint64_t> pass_calls{0}, pass_bytes{0}, pass_ticks{0}, pass_max_ticks{0};
+  };
+
+  // The row of `key` (made if new; lives until its communicator is
+  // retired), for record_pass_through.  Takes the lock.
+  Row* row_for(const SiteKey& key);
+  // A call run natively and not sampled: a few adds, no lock, no allocation.
+  static void record_pass_through(Row& row, std::uint64_t elapsed_ticks, std::uint64_t bytes) {
+    const auto add = [](std::atomic<std::uint64_t>& x, std::uint64_t v) {
+      x.store(x.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
+    };
+    add(row.pass_calls, 1);
+    add(row.pass_bytes, bytes);
+    add(row.pass_ticks, elapsed_ticks);
+    if (elapsed_ticks > row.pass_max_ticks.load(std::memory_order_relaxed))
+      row.pass_max_ticks.store(elapsed_ticks, std::memory_order_relaxed);
+  }
+
   // Whether to sample calls, and into how many records at most.  Without a
   // call, the first record() decides from the configuration (sampling iff
   // the report or the timeline is on).
@@ -117,11 +144,9 @@ class Stats {
     SiteStats retired;         // rows of freed communicators, folded
     std::uint64_t retired_comms = 0;
   };
-  struct Row {
-    SiteStats s;
-    std::uint32_t site;  // index into sites_
-  };
   std::uint32_t site_of(const SiteKey& key);
+  Row& row_locked(const SiteKey& key);
+  SiteStats settled(const Row& row) const;  // s plus the pass-through counters
   void sample(std::uint64_t global_comm_id, std::uint64_t seq, double arrival, double exit, double predicted,
               std::uint32_t site);
 
@@ -135,6 +160,7 @@ class Stats {
   std::unordered_map<SiteKey, std::uint32_t, SiteKeyHash> site_index_;
   std::vector<SampleRecord> samples_;  // SampleRecord::site indexes sites_
   int level_ = 0;
+  TickRate tick_rate_;
 };
 
 }  // namespace papshim

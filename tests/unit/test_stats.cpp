@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "shim/report.h"
@@ -78,6 +80,39 @@ TEST(Stats, RetiredCommunicatorsAreFoldedAndStillCounted) {
   EXPECT_EQ(s.sites[1].op, "reduce");
   EXPECT_EQ(s.sites[1].calls, 1000u);
   EXPECT_EQ(s.sites[1].communicators, 1000u);
+}
+
+// Calls passed through (no lock, counted in ticks) join the same row as the
+// recorded ones, as native calls, in seconds; a retired communicator's too.
+TEST(Stats, PassThroughCallsFoldIntoTheirRow) {
+  Stats st;
+  st.configure(false);
+  const SiteKey k = key_of(1, 4, 0x100);
+  call(st, k, 0, 0, 0, "prr");
+  Stats::Row* row = st.row_for(k);
+  ASSERT_EQ(row, st.row_for(k));  // one row per key
+  const std::uint64_t t0 = ticks();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const std::uint64_t slow = ticks() - t0;
+  Stats::record_pass_through(*row, slow, 16);
+  Stats::record_pass_through(*row, 1, 16);
+  const RankStats s = st.snapshot();
+  ASSERT_EQ(s.sites.size(), 1u);
+  EXPECT_EQ(s.sites[0].calls, 3u);
+  EXPECT_EQ(s.sites[0].bytes, 8u + 32u);
+  EXPECT_EQ(s.sites[0].algorithms.at("native"), 2u);
+  EXPECT_EQ(s.sites[0].algorithms.at("prr"), 1u);
+  // The slow call took at least the 20 ms slept, and not seconds.
+  EXPECT_GE(s.sites[0].max_elapsed, 0.019);
+  EXPECT_LT(s.sites[0].max_elapsed, 2.0);
+  EXPECT_NEAR(s.sites[0].sum_elapsed, 0.001 + s.sites[0].max_elapsed, 1e-3);
+
+  Stats::record_pass_through(*st.row_for(key_of(2, 4, 0x100)), 5, 8);
+  st.retire_communicator(2);
+  const RankStats after = st.snapshot();
+  EXPECT_EQ(after.sites[0].calls, 4u);
+  EXPECT_EQ(after.sites[0].communicators, 2u);
+  EXPECT_EQ(after.sites[0].algorithms.at("native"), 3u);
 }
 
 TEST(Stats, SampleStaysBoundedAndIsTheSameCallsForAnyRank) {
