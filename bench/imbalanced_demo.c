@@ -7,6 +7,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static void compute(double seconds) {
@@ -22,6 +23,12 @@ int main(int argc, char** argv) {
   const int steps = argc > 1 ? atoi(argv[1]) : 40;
   const int count = argc > 2 ? atoi(argv[2]) : 1 << 18;
   const double late = (argc > 3 ? atof(argv[3]) : 20.0) * 1e-3;
+  const char* op = argc > 4 ? argv[4] : "allreduce";
+  const int reduce = strcmp(op, "reduce") == 0;
+  if (!reduce && strcmp(op, "allreduce") != 0) {
+    if (rank == 0) fprintf(stderr, "imbalanced_demo: the op must be allreduce or reduce, not '%s'\n", op);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
 
   float* x = malloc(sizeof(float) * (size_t)count);
   float* sum = malloc(sizeof(float) * (size_t)count);
@@ -33,14 +40,17 @@ int main(int argc, char** argv) {
     const int late_rank = (step / 10) % size;
     compute(0.005 + (rank == late_rank ? late : 0.0));
     const double t0 = MPI_Wtime();
-    MPI_Allreduce(x, sum, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    if (reduce)
+      MPI_Reduce(x, sum, count, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+    else
+      MPI_Allreduce(x, sum, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     elapsed += MPI_Wtime() - t0;
-    for (int i = 0; i < count; i += 997) {
+    for (int i = 0; i < count && (!reduce || rank == 0); i += 997) {
       float want = 0;
       for (int r = 0; r < size; ++r) want += (float)((r + i + step) % 7);
       if (sum[i] != want) ++errors;
     }
-    double local = sum[0], total = 0;
+    double local = reduce ? (rank == 0 ? sum[0] : 0.0) : sum[0], total = 0;
     MPI_Reduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     energy += total;
   }
@@ -50,8 +60,9 @@ int main(int argc, char** argv) {
   MPI_Allreduce(&errors, &all_errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
     printf("imbalanced_demo: %d ranks, %d steps, %d floats, one rank %.0f ms late: "
-           "mean time in MPI_Allreduce %.3f ms/step, checksum %.0f, %s\n",
-           size, steps, count, late * 1e3, 1e3 * mean / size / steps, energy, all_errors ? "WRONG RESULTS" : "results exact");
+           "mean time in %s %.3f ms/step, checksum %.0f, %s\n",
+           size, steps, count, late * 1e3, reduce ? "MPI_Reduce" : "MPI_Allreduce", 1e3 * mean / size / steps, energy,
+           all_errors ? "WRONG RESULTS" : "results exact");
   free(x);
   free(sum);
   MPI_Finalize();

@@ -74,7 +74,8 @@ void HelperThread::loop() {
       auto same = [&](const Event& w) { return w.pred == e.pred; };
       if (std::find_if(watch.begin(), watch.end(), same) == watch.end()) watch.push_back(std::move(e));
     }
-    for (auto it = watch.begin(); it != watch.end();) {
+    const bool app_in_mpi = in_collective_.load(std::memory_order_relaxed) > 0;
+    for (auto it = watch.begin(); !app_in_mpi && it != watch.end();) {
       std::uint64_t seq = 0;
       CallShape shape;
       if (it->pred->poll(round, seq, shape)) {

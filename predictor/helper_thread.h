@@ -7,6 +7,8 @@
 // rounds: every 100 microseconds it advances a round's exchange and tests
 // whether it has completed (RoundExchange::test(), which posts the steps
 // whose data is in; it never blocks inside MPI and never starts a round),
+// except while an application thread is inside a collective papshim runs,
+// whose MPI calls progress the rounds' messages meanwhile,
 // and once it has, computes the decision for that call ahead of time (the
 // precompute callback: cost model, simulation, schedule) and leaves it in
 // the predictor, so the application thread finds it ready at the entry.  With nothing to watch it sleeps on a
@@ -50,6 +52,12 @@ class HelperThread {
   // `nodes`: the communicator's hosts (null: none), for the precompute.
   void round_opened(const std::shared_ptr<Predictor>& p, int nprocs, int rank, std::shared_ptr<const NodeMap> nodes);
 
+  // An application thread runs a collective papshim handles: meanwhile
+  // its MPI library progresses the open rounds' messages, and the helper
+  // leaves the library to it (no test() calls competing for its locks).
+  void collective_begins() { in_collective_.fetch_add(1, std::memory_order_relaxed); }
+  void collective_ends() { in_collective_.fetch_sub(1, std::memory_order_relaxed); }
+
   double cpu_seconds() const { return cpu_seconds_.load(); }
   std::uint64_t precomputed() const { return precomputed_.load(); }
 
@@ -75,6 +83,7 @@ class HelperThread {
   std::atomic<bool> stop_{false};
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> running_{false};
+  std::atomic<int> in_collective_{0};
   Precompute precompute_;
   std::atomic<double> cpu_seconds_{0};
   std::atomic<std::uint64_t> precomputed_{0};

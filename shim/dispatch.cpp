@@ -251,6 +251,14 @@ int run_schedule(const CallArgs& a, const CommContext& ctx, const Decided& d, st
   return rc;
 }
 
+// Marks the running collective for the helper thread (collective_begins).
+struct InCollective {
+  InCollective() { HelperThread::instance().collective_begins(); }
+  ~InCollective() { HelperThread::instance().collective_ends(); }
+  InCollective(const InCollective&) = delete;
+  InCollective& operator=(const InCollective&) = delete;
+};
+
 // The predictor's part at the exit of a call, and the call's statistics.
 void after_call(const CallArgs& a, CommContext& ctx, const Decided& d, const CallShape& shape, const CallSite& site,
                 std::uint64_t seq, double arrival, double my_prediction, int tsize) {
@@ -336,13 +344,12 @@ void dispatch_call(const CallArgs& a, std::optional<int>& rc) {
     d.between_hosts = false;
   }
 
-  if (d.sched) {
-    rc = run_schedule(a, *ctx, d, seq, tsize);
-  } else {
-    if (!d.fallback.empty())
-      log().info("{} on communicator {:#x}: {} requested, running native: {}", to_string(a.coll), ctx->id,
-                 setting_for(a.coll), d.fallback);
-    rc = call_native(a);
+  if (!d.sched && !d.fallback.empty())
+    log().info("{} on communicator {:#x}: {} requested, running native: {}", to_string(a.coll), ctx->id,
+               setting_for(a.coll), d.fallback);
+  {
+    const InCollective marked;
+    rc = d.sched ? run_schedule(a, *ctx, d, seq, tsize) : call_native(a);
   }
   after_call(a, *ctx, d, shape, site, seq, arrival, my_prediction, tsize);
 }
