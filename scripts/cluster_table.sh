@@ -15,7 +15,11 @@ mkdir -p "$out"
 csv=$out/runs.csv
 rm -f "$csv"
 scripts/cluster.sh status >/dev/null 2>&1 || scripts/cluster.sh up 8
+source scripts/progress.sh
+ndelays=$(wc -w <<<"$delays")
+progress_start $((rounds * ndelays * 14))
 run() {  # op algorithm delay round [rand]
+  progress_step "round $(($4 + 1)): $1 $2, delay $3 ms${5:+ ($5-late)}"
   local var=PAPSHIM_${1^^} op=$1 mode=(--mode one-late --late-rank 3) pred=() label=$1
   if [[ ${5:-} == rand ]]; then
     # A different host late every iteration: only the edge predictor can
@@ -33,8 +37,8 @@ for ((r = 0; r < rounds; r++)); do
     for a in native sorted_binomial auto; do run reduce "$a" "$d" "$r" rand; done
     for a in native sparbit auto; do run allgather "$a" "$d" "$r"; done
   done
-  echo "round $((r + 1)) of $rounds done" >&2
 done
+progress_end
 /usr/bin/python3 - "$csv" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))

@@ -57,17 +57,23 @@ echo "   (the late rank moves every 10 steps; $reps runs without and with papshi
 # ms per step from the program's line, which it prints after checking its results.
 ms_of() { sed -n 's/.*mean time in MPI_[A-Za-z]* \([0-9.]*\) ms\/step.*results exact.*/\1/p' <<<"$1"; }
 without=() with=()
+source scripts/progress.sh
+progress_start $((2 * reps))
 for ((i = 1; i <= reps; i++)); do
+  progress_step "run $i without papshim"
   out=$(run) || { echo "$out" >&2; exit 1; }
   t=$(ms_of "$out")
   [[ -n $t ]] || { echo "demo.sh: the run without papshim printed no timing: $out" >&2; exit 1; }
   without+=("$t")
+  progress_step "run $i with papshim"
   out=$(run -x LD_PRELOAD="$lib" -x PAPSHIM_REPORT="$report") || { echo "$out" >&2; exit 1; }
   t=$(ms_of "$out")
   [[ -n $t ]] || { echo "demo.sh: the run with papshim printed no timing: $out" >&2; exit 1; }
   with+=("$t")
+  progress_clear
   printf '   run %d: without %8.3f ms/step   with papshim %8.3f ms/step\n' "$i" "${without[-1]}" "${with[-1]}"
 done
+progress_end
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 m0=$(median "${without[@]}") m1=$(median "${with[@]}")
 echo

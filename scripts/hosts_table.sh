@@ -16,8 +16,11 @@ mkdir -p "$out"
 csv=$out/runs.csv
 rm -f "$csv"
 scripts/cluster.sh status >/dev/null 2>&1 || scripts/cluster.sh up 4
+source scripts/progress.sh
+progress_start $((rounds * $(wc -w <<<"$delays") * 7))
 run() {  # op label delay round [VAR=VAL...]
   local op=$1 label=$2 d=$3 r=$4
+  progress_step "round $((r + 1)): $op $label, delay $d ms"
   shift 4
   local xs=()
   for v in "$@"; do xs+=(-x "$v"); done
@@ -36,8 +39,8 @@ for ((r = 0; r < rounds; r++)); do
       if [[ $op == allreduce ]]; then run "$op" prr "$d" "$r" "$var=prr"; fi
     done
   done
-  echo "round $((r + 1)) of $rounds done" >&2
 done
+progress_end
 /usr/bin/python3 - "$csv" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))

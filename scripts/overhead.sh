@@ -25,14 +25,18 @@ declare -A runs=(
   [5-multiple-only]="-x LD_PRELOAD=$lib -x PAPSHIM_PREDICTOR=off"
 )
 declare -A col1 col2 col3
+source scripts/progress.sh
+progress_start $((reps * ${#runs[@]}))
 for ((i = 0; i < reps; i++)); do
   for k in $(printf '%s\n' "${!runs[@]}" | sort); do
+    progress_step "repetition $((i + 1)), ${k#*-}"
     # shellcheck disable=SC2086
     read -r a b c < <(mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np "$np" -x PAPSHIM_REPORT=off ${runs[$k]} \
       build/bench/overhead $self)
     col1[$k]+="$a " col2[$k]+="$b " col3[$k]+="$c "
   done
 done
+progress_end
 med() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "8-byte MPI_Allreduce on ${self:+MPI_COMM_SELF of }$np ranks, us per call, median of $reps runs"
 echo "(each run: medians of 15 batches of 2000 calls; 'added' = MPI_ minus PMPI_ batches, paired)"

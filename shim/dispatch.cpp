@@ -298,7 +298,8 @@ int pass_through(const CallArgs& a, CommContext& ctx, int tsize) {
   const std::uint64_t t1 = ticks();
   const std::uint64_t per_rank = static_cast<std::uint64_t>(tsize) * static_cast<std::uint64_t>(a.count);
   const std::uint64_t bytes = per_rank * (a.coll == Collective::Allgather ? static_cast<std::uint64_t>(ctx.size) : 1u);
-  Stats::record_pass_through(ctx.row_of(a.coll, site), t1 - t0, bytes);
+  // A thread moved to a core whose counter lags: count the call, not a wrapped time.
+  Stats::record_pass_through(ctx.row_of(a.coll, site), t1 > t0 ? t1 - t0 : 0, bytes);
   return rc;
 }
 
