@@ -7,7 +7,7 @@
 #   deb_check.sh BUILD_DIR SOURCE_DIR RUN_MPI DEMO
 set -euo pipefail
 build=$1 src=$2 run_mpi=$3 demo=$4
-# shellcheck source=check_lib.sh
+# shellcheck source=SCRIPTDIR/check_lib.sh
 source "$src/tests/install/check_lib.sh"
 for tool in cpack dpkg dpkg-deb readelf ldconfig; do
   command -v "$tool" >/dev/null || { echo "skipped: '$tool' not found"; exit 77; }

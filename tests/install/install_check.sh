@@ -6,7 +6,7 @@
 #   install_check.sh BUILD_DIR SOURCE_DIR LIBDIR BINDIR INCLUDEDIR DOCDIR
 set -euo pipefail
 build=$1 src=$2 libdir=$3 bindir=$4 incdir=$5 docdir=$6
-# shellcheck source=check_lib.sh
+# shellcheck source=SCRIPTDIR/check_lib.sh
 source "$src/tests/install/check_lib.sh"
 scratch=$build/install-check
 prefix=$scratch/prefix

@@ -6,7 +6,7 @@
 #   launcher_check.sh SOURCE_DIR LIBPAPSHIM DEMO
 set -euo pipefail
 src=$1 lib=$2 demo=$3
-# shellcheck source=check_lib.sh
+# shellcheck source=SCRIPTDIR/check_lib.sh
 source "$src/tests/install/check_lib.sh"
 launcher=$src/scripts/papshim
 scratch=$(mktemp -d)
