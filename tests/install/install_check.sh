@@ -17,7 +17,7 @@ cmake --install "$build" --prefix "$prefix" >"$scratch/install.log" || { cat "$s
 for f in "$libdir/libpapshim.so" "$libdir/libpapshim_stub.so" "$incdir/papshim.h" "$bindir/papshim-info" \
          "$bindir/papshim" "$libdir/cmake/papshim/papshimConfig.cmake" \
          "$libdir/cmake/papshim/papshimConfigVersion.cmake" "$libdir/cmake/papshim/papshimTargets.cmake" \
-         "$docdir/README.md" "$docdir/algorithms.md" "$docdir/cluster.md"; do
+         "$docdir/README.md" "$docdir/algorithms.md" "$docdir/slurm.md" "$docdir/papshim.sbatch"; do
   [[ -f $prefix/$f ]] || fail "not installed: $f"
 done
 [[ -x $prefix/$bindir/papshim ]] || fail "$bindir/papshim is not executable"
