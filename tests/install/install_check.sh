@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the build into a scratch prefix, checks the layout and run paths,
 # then configures, builds and runs tests/install/consumer against it
-# (find_package(papshim), papshim::papshim_stub): papshim_edge must resolve
-# to the installed stub, and to the installed libpapshim.so when preloaded.
+# (find_package(papshim), papshim::papshim_stub and papshim::papshim):
+# papshim_edge must resolve to the installed stub, to the installed
+# libpapshim.so when that is preloaded, and to it when linked directly.
 #   install_check.sh BUILD_DIR SOURCE_DIR LIBDIR BINDIR INCLUDEDIR DOCDIR
 set -euo pipefail
 build=$1 src=$2 libdir=$3 bindir=$4 incdir=$5 docdir=$6
@@ -48,4 +49,8 @@ out=$(LD_PRELOAD=$prefix/$libdir/libpapshim.so "$scratch/consumer/consumer") || 
 echo "$out"
 [[ $out == "consumer: papshim_edge called twice, defined in $prefix/$libdir/libpapshim.so" ]] ||
   fail "expected papshim_edge from the preloaded libpapshim.so"
+out=$("$scratch/consumer/consumer_direct") || fail "consumer_direct (linked with papshim::papshim) exited $?: $out"
+echo "$out"
+[[ $out == "consumer: papshim_edge called twice, defined in $prefix/$libdir/libpapshim.so" ]] ||
+  fail "expected papshim_edge from the installed libpapshim.so that consumer_direct links"
 echo "install: layout, run paths, papshim-info, launcher and the find_package consumer all good"

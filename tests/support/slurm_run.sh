@@ -9,7 +9,11 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 export PAPSHIM_SLURM_DIR=/tmp/papshim-slurm-ctest PAPSHIM_SLURM_PREFIX=pslt \
   PAPSHIM_SLURM_SUBNET=10.213.83.0/24 PAPSHIM_SLURM_PORT=6927
 case ${1:-} in
-  up) exec "$here/scripts/slurm.sh" up 2 ;;
+  up)
+    # What an interrupted earlier run left in this private directory goes first.
+    [[ ! -e $PAPSHIM_SLURM_DIR ]] || "$here/scripts/slurm.sh" down >&2
+    exec "$here/scripts/slurm.sh" up 2
+    ;;
   down) exec "$here/scripts/slurm.sh" down ;;
   run)
     shift
