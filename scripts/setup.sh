@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(g++ gfortran cmake make pkg-config binutils iproute2 python3 python3-matplotlib
           libopenmpi-dev openmpi-bin libmpich-dev mpich libunwind-dev libspdlog-dev libboost-dev
-          libgtest-dev libbenchmark-dev)
+          libgtest-dev libbenchmark-dev slurmctld slurmd slurm-client)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
