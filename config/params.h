@@ -39,6 +39,7 @@ struct Config {
   long tree_segsize;       // bytes per segment of the reduce trees; 0: P segments; -1: auto
   std::string timeline;    // Chrome trace path, empty: off
   bool helper_thread;
+  std::string helper_backoff;  // auto, on, off
   long min_bytes;
   bool reproducible;       // allreduce/reduce results independent of timing
   bool hierarchy;          // several ranks per host: combine within hosts, arrival-aware between them

@@ -15,8 +15,9 @@ HelperThread& HelperThread::instance() {
   return *h;
 }
 
-bool HelperThread::start(Precompute fn) {
+bool HelperThread::start(Precompute fn, bool back_off) {
   precompute_ = std::move(fn);
+  back_off_ = back_off;
   std::promise<bool> ready;
   auto started = ready.get_future();
   try {
@@ -68,7 +69,9 @@ void HelperThread::round_opened(const std::shared_ptr<Predictor>& p, int nprocs,
 void HelperThread::loop() {
   std::vector<Event> watch;
   RoundResult round;
+  long pace_ns = kMinPaceNs;
   while (!stop_.load()) {
+    bool advanced = false;
     Event e;
     while (queue_.pop(e)) {
       auto same = [&](const Event& w) { return w.pred == e.pred; };
@@ -78,7 +81,7 @@ void HelperThread::loop() {
     for (auto it = watch.begin(); !app_in_mpi && it != watch.end();) {
       std::uint64_t seq = 0;
       CallShape shape;
-      if (it->pred->poll(round, seq, shape)) {
+      if (it->pred->poll(round, seq, shape, advanced)) {
         Precomputed p;
         p.seq = seq;
         p.shape = shape;
@@ -94,7 +97,8 @@ void HelperThread::loop() {
       if (queue_.read_available() == 0 && !stop_.load()) cv_.wait_for(lock, std::chrono::milliseconds(50));
       sleeping_ = false;
     } else {
-      const timespec pace{0, 100000};  // 100 us between polls
+      pace_ns = advanced || !back_off_ ? kMinPaceNs : std::min(2 * pace_ns, kMaxPaceNs);
+      const timespec pace{0, pace_ns};
       nanosleep(&pace, nullptr);
     }
   }

@@ -11,7 +11,9 @@
 // whose MPI calls progress the rounds' messages meanwhile,
 // and once it has, computes the decision for that call ahead of time (the
 // precompute callback: cost model, simulation, schedule) and leaves it in
-// the predictor, so the application thread finds it ready at the entry.  With nothing to watch it sleeps on a
+// the predictor, so the application thread finds it ready at the entry.
+// When ranks outnumber cores, polls that advance nothing double the pause
+// (up to a millisecond) until one does.  With nothing to watch it sleeps on a
 // condition variable: no spinning, because with many ranks per core a busy
 // helper would steal the compute phase it is timing.  stop() sets the flag
 // and joins; the loop's longest step is one precompute, so joining is
@@ -40,7 +42,9 @@ class HelperThread {
                                                                      int rank, const NodeMap* nodes)>;
 
   // Starts the thread; false (and no thread) when it could not start.
-  bool start(Precompute fn);
+  // `back_off`: the cores are oversubscribed, so polls that find nothing
+  // new come less and less often (kMinPace doubling up to kMaxPace).
+  bool start(Precompute fn, bool back_off = false);
   // Joins the thread (bounded).  Safe to call when not started, and again.
   void stop();
   // In a forked child: the thread does not exist there; never join it.
@@ -84,6 +88,9 @@ class HelperThread {
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> running_{false};
   std::atomic<int> in_collective_{0};
+  bool back_off_ = false;
+  static constexpr long kMinPaceNs = 100000;   // between polls while rounds progress
+  static constexpr long kMaxPaceNs = 1000000;  // after polls that found nothing new, when backing off
   Precompute precompute_;
   std::atomic<double> cpu_seconds_{0};
   std::atomic<std::uint64_t> precomputed_{0};

@@ -186,11 +186,15 @@ bool Predictor::waiting() const {
   return round_open_ && !recv_done_;
 }
 
-bool Predictor::poll(RoundResult& out, std::uint64_t& seq, CallShape& shape) {
+bool Predictor::poll(RoundResult& out, std::uint64_t& seq, CallShape& shape, bool& advanced) {
   std::lock_guard<std::mutex> lock(mu_);
   // Only a started exchange is advanced: starting it (publishing this
   // rank's value) is the application thread's.
-  if (!round_open_ || recv_done_ || !sent_ || !exchange_.test()) return false;
+  if (!round_open_ || recv_done_ || !sent_) return false;
+  const int step = exchange_.step();
+  const bool done = exchange_.test();
+  advanced = advanced || done || exchange_.step() != step;
+  if (!done) return false;
   recv_done_ = true;
   if (closed_) return false;  // parked: nobody needs its vector
   round_complete();

@@ -201,7 +201,8 @@ class Predictor {
 
   // Helper thread: completes the open round if its data is in.  Returns true
   // once per round, with the vector, the round's call and its expected shape.
-  bool poll(RoundResult& out, std::uint64_t& seq, CallShape& shape);
+  // Sets `advanced` when the round's exchange moved on (left alone otherwise).
+  bool poll(RoundResult& out, std::uint64_t& seq, CallShape& shape, bool& advanced);
   bool waiting() const;  // a round is open and not yet complete
   void store_precomputed(Precomputed p);
   std::optional<Precomputed> take_precomputed(std::uint64_t seq);

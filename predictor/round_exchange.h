@@ -63,6 +63,7 @@ class RoundExchange {
   // Advances until the round is complete.
   void wait();
   bool active() const { return active_; }
+  int step() const { return step_; }  // the step in progress (steps() when done)
   // The last round ended in an MPI error (its output is NaN).
   bool failed() const { return failed_; }
   // Messages this rank has sent in rounds so far (ceil(log2 P) per round).

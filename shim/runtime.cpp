@@ -8,6 +8,7 @@
 #include "shim/runtime.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -88,21 +89,32 @@ void validate_across_ranks(Runtime& rt, const std::string& parse_error) {
 int find_hosts(Runtime& rt) {
   const long k = rt.cfg.test_ranks_per_node;
   int key = rt.world_rank;
-  if (k > 0) {
-    key = static_cast<int>(rt.world_rank / k * k);  // PAPSHIM_TEST_RANKS_PER_NODE: emulated hosts
-  } else {
-    MPI_Comm node = MPI_COMM_NULL;
-    PMPI_Comm_split_type(rt.world_priv, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    if (node != MPI_COMM_NULL) {
-      PMPI_Bcast(&key, 1, MPI_INT, 0, node);
-      PMPI_Comm_free(&node);
-    }
+  // The ranks sharing this machine, whatever PAPSHIM_TEST_RANKS_PER_NODE
+  // says (they share its cores).
+  MPI_Comm node = MPI_COMM_NULL;
+  PMPI_Comm_split_type(rt.world_priv, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  if (node != MPI_COMM_NULL) {
+    PMPI_Comm_size(node, &rt.ranks_here);
+    if (k <= 0) PMPI_Bcast(&key, 1, MPI_INT, 0, node);
+    PMPI_Comm_free(&node);
   }
+  if (k > 0) key = static_cast<int>(rt.world_rank / k * k);  // PAPSHIM_TEST_RANKS_PER_NODE: emulated hosts
   rt.host_key = key;
   int away = key == 0 ? INT_MAX : rt.world_rank, first_away = INT_MAX;  // rank 0's host has key 0
   PMPI_Allreduce(&away, &first_away, 1, MPI_INT, MPI_MIN, rt.world_priv);
   rt.multi_node = first_away != INT_MAX;
   return rt.multi_node ? first_away : 1;
+}
+
+// More ranks on this machine than cores this process may run on: every
+// wake-up of a helper thread takes a core from some rank
+// (PAPSHIM_HELPER_BACKOFF=on or off says so instead).
+bool oversubscribed(const Runtime& rt) {
+  if (rt.cfg.helper_backoff != "auto") return rt.cfg.helper_backoff == "on";
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+  return cores > 0 && rt.ranks_here >= cores;
 }
 
 // The helper thread runs where MPI granted MPI_THREAD_MULTIPLE; otherwise the
@@ -119,8 +131,8 @@ void start_helper(Runtime& rt) {
     rt.thread_mode = "inline (MPI did not grant MPI_THREAD_MULTIPLE)";
     if (rt.world_rank == 0 && rt.asked_multiple)
       log().warn("the predictor runs inline: MPI did not grant MPI_THREAD_MULTIPLE");
-  } else if (HelperThread::instance().start(precompute_selection)) {
-    rt.thread_mode = "helper thread";
+  } else if (HelperThread::instance().start(precompute_selection, oversubscribed(rt))) {
+    rt.thread_mode = oversubscribed(rt) ? "helper thread (polls back off)" : "helper thread";
     return;
   } else {
     rt.thread_mode = "inline (the helper thread could not start)";

@@ -25,6 +25,7 @@ struct Runtime {
   std::string thread_mode;               // for the report
   bool multi_node = false;               // MPI_COMM_WORLD spans several nodes
   int host_key = 0;                      // this rank's host: the world rank of its lowest rank
+  int ranks_here = 1;                    // ranks of the job on this machine
 };
 
 // Thread level to ask MPI for, given the application's request: the shim
