@@ -3,7 +3,8 @@
  * combine their results with MPI_Allreduce and MPI_Reduce.  It knows nothing
  * about papshim; run it with and without LD_PRELOAD=libpapshim.so.
  *
- * usage: imbalanced_demo [steps] [count] [late_ms] */
+ * usage: imbalanced_demo [steps] [count] [late_ms] [late_rank]
+ * Without late_rank the late rank moves every 10 steps. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   const int steps = argc > 1 ? atoi(argv[1]) : 40;
   const int count = argc > 2 ? atoi(argv[2]) : 1 << 18;
   const double late = (argc > 3 ? atof(argv[3]) : 20.0) * 1e-3;
+  const int fixed_late_rank = argc > 4 ? atoi(argv[4]) : -1;
 
   float* x = malloc(sizeof(float) * (size_t)count);
   float* sum = malloc(sizeof(float) * (size_t)count);
@@ -29,8 +31,8 @@ int main(int argc, char** argv) {
   int errors = 0;
   for (int step = 0; step < steps; ++step) {
     for (int i = 0; i < count; ++i) x[i] = (float)((rank + i + step) % 7);
-    /* Uneven work: the late rank moves around every 10 steps. */
-    const int late_rank = (step / 10) % size;
+    /* Uneven work: the late rank moves around every 10 steps, or stays. */
+    const int late_rank = fixed_late_rank >= 0 ? fixed_late_rank % size : (step / 10) % size;
     compute(0.005 + (rank == late_rank ? late : 0.0));
     const double t0 = MPI_Wtime();
     MPI_Allreduce(x, sum, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);

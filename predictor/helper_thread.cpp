@@ -7,6 +7,7 @@
 #include <future>
 
 #include "config/log.h"
+#include "predictor/stall_watch.h"
 
 namespace papshim {
 
@@ -69,6 +70,7 @@ void HelperThread::loop() {
   std::vector<Event> watch;
   RoundResult round;
   while (!stop_.load()) {
+    StallWatch::instance().check();  // PAPSHIM_STALL_SECONDS (nothing when 0)
     Event e;
     while (queue_.pop(e)) {
       auto same = [&](const Event& w) { return w.pred == e.pred; };

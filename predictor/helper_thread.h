@@ -9,8 +9,10 @@
 // whose data is in; it never blocks inside MPI and never starts a round),
 // and once it has, computes the decision for that call ahead of time (the
 // precompute callback: cost model, simulation, schedule) and leaves it in
-// the predictor, so the application thread finds it ready at the entry.  With nothing to watch it sleeps on a
-// condition variable: no spinning, because with many ranks per core a busy
+// the predictor, so the application thread finds it ready at the entry.
+// Each time it wakes it also looks for calls stalled longer than
+// PAPSHIM_STALL_SECONDS (predictor/stall_watch.h).  With nothing to watch it sleeps on a
+// condition variable (at most 50 ms): no spinning, because with many ranks per core a busy
 // helper would steal the compute phase it is timing.  stop() sets the flag
 // and joins; the loop's longest step is one precompute, so joining is
 // bounded.

@@ -24,6 +24,7 @@
 #include "algorithms/selector.h"
 #include "config/log.h"
 #include "predictor/helper_thread.h"
+#include "predictor/stall_watch.h"
 #include "shim/agreement.h"
 #include "shim/call_checks.h"
 #include "shim/callsite.h"
@@ -150,6 +151,45 @@ struct Decided {
   bool by_auto = false;  // auto mode ran the cost model for this call
   bool ready = false;    // ... and the helper thread had the decision ready
   double predicted = 0;  // the cost model's mean elapsed for the pick
+  double gain = 0;       // native's predicted mean elapsed minus the pick's (0: native picked)
+};
+
+// Native's predicted time minus the pick's, for the report (0 for native).
+double estimated_gain(const Selection& sel) {
+  if (sel.pick == Algo::Native || !(sel.predicted > 0)) return 0;
+  double native = INFINITY;
+  for (const Candidate& c : sel.table)
+    if (c.native_model) native = std::min(native, c.predicted);
+  return std::isfinite(native) ? native - sel.predicted : 0.0;
+}
+
+// The call in the stall watch (PAPSHIM_STALL_SECONDS) from its entry to its
+// exit; nothing when the watch is off.
+class StallEntry {
+ public:
+  StallEntry(const CommContext& ctx, Collective c, std::uint64_t seq, double arrival, const CallSite& site)
+      : on_(StallWatch::instance().limit() > 0) {
+    if (!on_) return;
+    call_.arrival = arrival;
+    call_.seq = seq;
+    call_.collective = to_string(c);
+    call_.comm_size = ctx.size;
+    call_.rank = ctx.rank;
+    call_.site = &site;
+    StallWatch::instance().enter(&call_);
+  }
+  ~StallEntry() {
+    if (on_) StallWatch::instance().leave(&call_);
+  }
+  void round(const std::optional<RoundResult>& r) {
+    if (on_ && r) StallWatch::instance().set_round(&call_, &r->arrival);
+  }
+  StallEntry(const StallEntry&) = delete;
+  StallEntry& operator=(const StallEntry&) = delete;
+
+ private:
+  bool on_;
+  StallWatch::Call call_;
 };
 
 // Auto mode considers a call: large enough, and runnable by an algorithm.
@@ -190,6 +230,7 @@ Decided decide_auto(const CallArgs& a, CommContext& ctx, const std::optional<Rou
   out.by_auto = true;
   out.between_hosts = hosts_of(a.coll, ctx) != nullptr;
   out.predicted = sel->predicted;
+  out.gain = estimated_gain(*sel);
   out.algo = sel->pick;
   out.params = sel->params;
   out.sched = sel->schedule;
@@ -258,7 +299,8 @@ void after_call(const CallArgs& a, CommContext& ctx, const Decided& d, const Cal
   }
   SiteKey key{a.coll, ctx.local_id, ctx.size, site};
   Stats::instance().record(key, ctx.id, seq, arrival, exit_time, my_prediction, bytes,
-                           reported_name(d.algo, d.between_hosts && d.sched), d.fallback, d.by_auto, d.ready);
+                           reported_name(d.algo, d.between_hosts && d.sched), d.fallback, d.by_auto, d.ready,
+                           d.sched ? d.gain : 0.0);
 }
 
 // `rc` is set once the call ran (natively or by a schedule).
@@ -274,10 +316,12 @@ void dispatch_call(const CallArgs& a, std::optional<int>& rc) {
   const CallSite site = capture_callsite(a.ret_addr, runtime().cfg.callsite_depth);
   const int tsize = type_size(a.type);
   const CallShape shape = shape_of(a, tsize);
+  StallEntry stall(*ctx, a.coll, seq, arrival, site);
 
   // The arrival vector of this call (identical on every rank) or nothing.
   std::optional<RoundResult> predicted_arrivals;
   if (ctx->pred) predicted_arrivals = ctx->pred->on_entry(seq, arrival);
+  stall.round(predicted_arrivals);
   const double my_prediction = ctx->pred ? ctx->pred->my_prediction() : std::nan("");
 
   Decided d = decide(a, *ctx, predicted_arrivals, shape, seq);
