@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds, and runs an unmodified MPI program with an imbalanced
 # loop twice (8 ranks): without papshim and with LD_PRELOAD=libpapshim.so,
-# then prints the report papshim wrote.
+# then prints the report papshim wrote and, with matplotlib, draws it
+# (scripts/papshim-report: results/demo-report-html/index.html).
 #   scripts/demo.sh [ranks] [steps] [floats] [late_ms]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,3 +19,8 @@ run -x LD_PRELOAD="$PWD/build/libpapshim.so" -x PAPSHIM_REPORT="$PWD/results/dem
 echo
 echo "== what papshim saw (results/demo-report.txt; JSON beside it)"
 cat results/demo-report.txt
+if python3 -c 'import matplotlib' 2>/dev/null; then
+  echo
+  echo "== the report drawn (scripts/papshim-report)"
+  python3 scripts/papshim-report results/demo-report.json -o results/demo-report-html
+fi

@@ -40,8 +40,9 @@ std::string host_of(const Report& r, std::size_t rank) {
   return rank < r.hosts.size() && !r.hosts[rank].empty() ? r.hosts[rank] : "?";
 }
 
-// The worst ranks of a site, worst first: "rank 3 on node7 (mean 20.1 ms
-// after the earliest arrival, last in 38 of 40 calls)".
+// The worst ranks of a site, worst first: "rank 3 on node7 (20100.0 us
+// after the earliest arrival on average, last in 38 of 40 calls); rank 5 on
+// node2 (310.2 us, last in 2)".
 void text_lateness(std::ostringstream& o, const ReportSite& s, const Report& r) {
   constexpr std::size_t kWorstShown = 3;
   const auto worst = worst_ranks(s, kWorstShown);
@@ -50,9 +51,14 @@ void text_lateness(std::ostringstream& o, const ReportSite& s, const Report& r) 
   char line[256];
   for (std::size_t i = 0; i < worst.size(); ++i) {
     const std::size_t k = worst[i];
-    std::snprintf(line, sizeof line, "%s rank %zu on %s (%.1f us after the earliest on average, last in %llu of %llu)",
-                  i ? ";" : "", k, host_of(r, k).c_str(), 1e6 * mean_lateness(s, k),
-                  static_cast<unsigned long long>(s.last_calls[k]), static_cast<unsigned long long>(s.spread_calls));
+    const auto last = static_cast<unsigned long long>(s.last_calls[k]);
+    if (i == 0)
+      std::snprintf(line, sizeof line, " rank %zu on %s (%.1f us after the earliest arrival on average, last in %llu "
+                    "of %llu calls)", k, host_of(r, k).c_str(), 1e6 * mean_lateness(s, k), last,
+                    static_cast<unsigned long long>(s.spread_calls));
+    else
+      std::snprintf(line, sizeof line, "; rank %zu on %s (%.1f us, last in %llu)", k, host_of(r, k).c_str(),
+                    1e6 * mean_lateness(s, k), last);
     o << line;
   }
 }

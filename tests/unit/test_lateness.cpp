@@ -61,7 +61,8 @@ TEST(Lateness, NamesTheLateRankWithItsHost) {
   EXPECT_EQ(worst_ranks(s, 3), (std::vector<std::size_t>{2, 1}));  // ranks never late left out
   EXPECT_EQ(r.hosts, (std::vector<std::string>{"node0", "node0", "node1", "node1"}));
   const std::string txt = format_text(r);
-  EXPECT_NE(txt.find("latest ranks: rank 2 on node1 (5000.0 us after the earliest on average, last in 10 of 10)"),
+  EXPECT_NE(txt.find("latest ranks: rank 2 on node1 (5000.0 us after the earliest arrival on average, last in 10 "
+                     "of 10 calls); rank 1 on node0 (1000.0 us, last in 0)\n"),
             std::string::npos)
       << txt;
   const std::string json = format_json(r);
