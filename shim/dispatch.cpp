@@ -316,10 +316,10 @@ void dispatch_call(const CallArgs& a, std::optional<int>& rc) {
   const CallSite site = capture_callsite(a.ret_addr, runtime().cfg.callsite_depth);
   const int tsize = type_size(a.type);
   const CallShape shape = shape_of(a, tsize);
-  StallEntry stall(*ctx, a.coll, seq, arrival, site);
-
-  // The arrival vector of this call (identical on every rank) or nothing.
+  // The arrival vector of this call (identical on every rank) or nothing;
+  // declared first, so it outlives the stall watch's pointer to it.
   std::optional<RoundResult> predicted_arrivals;
+  StallEntry stall(*ctx, a.coll, seq, arrival, site);
   if (ctx->pred) predicted_arrivals = ctx->pred->on_entry(seq, arrival);
   stall.round(predicted_arrivals);
   const double my_prediction = ctx->pred ? ctx->pred->my_prediction() : std::nan("");

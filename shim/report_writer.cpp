@@ -35,7 +35,7 @@ namespace papshim {
 
 namespace {
 
-// Sampled calls rank 0 may have to track at once (about 80 bytes each).
+// Sampled calls rank 0 may have to track at once (about 100 bytes each).
 constexpr std::uint64_t kMaxMergedCalls = std::uint64_t{1} << 17;
 // Arrivals rank 0 may hold at once for the lateness (16 bytes each).
 constexpr std::uint64_t kMaxLatenessArrivals = std::uint64_t{1} << 20;
