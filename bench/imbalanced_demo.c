@@ -1,9 +1,12 @@
 /* An ordinary MPI program with an imbalanced iterative loop: every step each
  * rank "computes" (sleeps), one rank longer than the others, then the ranks
- * combine their results with MPI_Allreduce and MPI_Reduce.  It knows nothing
- * about papshim; run it with and without LD_PRELOAD=libpapshim.so.
+ * combine their results with MPI_Allreduce (or, with the op "reduce",
+ * MPI_Reduce onto rank 0) and a small MPI_Reduce.  It knows nothing about
+ * papshim; run it with and without LD_PRELOAD=libpapshim.so.  It checks
+ * its results and prints the mean time per step in the timed collective.
  *
- * usage: imbalanced_demo [steps] [count] [late_ms] */
+ * usage: imbalanced_demo [steps] [count] [late_ms] [late_rank] [allreduce|reduce]
+ * Without late_rank (or with -1) the late rank moves every 10 steps. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +26,8 @@ int main(int argc, char** argv) {
   const int steps = argc > 1 ? atoi(argv[1]) : 40;
   const int count = argc > 2 ? atoi(argv[2]) : 1 << 18;
   const double late = (argc > 3 ? atof(argv[3]) : 20.0) * 1e-3;
-  const char* op = argc > 4 ? argv[4] : "allreduce";
+  const int fixed_late_rank = argc > 4 ? atoi(argv[4]) : -1;
+  const char* op = argc > 5 ? argv[5] : "allreduce";
   const int reduce = strcmp(op, "reduce") == 0;
   if (!reduce && strcmp(op, "allreduce") != 0) {
     if (rank == 0) fprintf(stderr, "imbalanced_demo: the op must be allreduce or reduce, not '%s'\n", op);
@@ -36,8 +40,8 @@ int main(int argc, char** argv) {
   int errors = 0;
   for (int step = 0; step < steps; ++step) {
     for (int i = 0; i < count; ++i) x[i] = (float)((rank + i + step) % 7);
-    /* Uneven work: the late rank moves around every 10 steps. */
-    const int late_rank = (step / 10) % size;
+    /* Uneven work: the late rank moves around every 10 steps, or stays. */
+    const int late_rank = fixed_late_rank >= 0 ? fixed_late_rank % size : (step / 10) % size;
     compute(0.005 + (rank == late_rank ? late : 0.0));
     const double t0 = MPI_Wtime();
     if (reduce)

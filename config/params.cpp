@@ -66,7 +66,12 @@ std::string canonical(const ParamSpec& p, const std::string& value) {
       if (std::find(p.choices.begin(), p.choices.end(), lower(value)) != p.choices.end()) return lower(value);
       return std::to_string(parse_int(p, value));
     case ParamType::Bool: return parse_bool(p, value) ? "1" : "0";
-    case ParamType::Double: parse_double(p, value); return value;
+    case ParamType::Double: {
+      const double v = parse_double(p, value);
+      if (p.max > p.min && (v < static_cast<double>(p.min) || v > static_cast<double>(p.max)))
+        reject(p, value, "a number from " + std::to_string(p.min) + " to " + std::to_string(p.max));
+      return value;
+    }
     case ParamType::String:
       if (p.empty_error && value.empty()) reject(p, value, p.empty_error);
       return value;
@@ -213,6 +218,10 @@ std::vector<ParamSpec> make_specs() {
                    "within each host through the MPI library and run the arrival-aware algorithm between hosts "
                    "(one rank per host); 0: between all ranks",
                    field(&Config::hierarchy)));
+  s.push_back({"PAPSHIM_STALL_SECONDS", ParamType::Double, "0", {}, 0, 86400,
+               "when a call has waited this many seconds inside a collective, the helper thread logs once where "
+               "this rank waits and which ranks had not arrived yet by the call's prediction round; 0: off",
+               field(&Config::stall_seconds), "0 (off)", nullptr, nullptr, false, true});
   s.push_back(per_rank(flag("PAPSHIM_HELP", "0", "print this table on rank 0 at `MPI_Init`", field(&Config::help))));
   s.push_back(test_only(integer("PAPSHIM_TEST_MAX_PRIVATE", "0", 0, 1000000,
                                 "test only: refuse private duplicates after this many (0: never), as an MPI library "
@@ -246,7 +255,7 @@ std::string shown_accepted(const ParamSpec& p) {
       return p.choices.empty() ? range : join(p.choices, ", ") + ", " + range;
     }
     case ParamType::Bool: return "1, 0";
-    case ParamType::Double: return "a number";
+    case ParamType::Double: return p.max > p.min ? shown_bound(p.min) + ".." + shown_bound(p.max) : "a number";
     case ParamType::String: return p.accepts ? p.accepts : "any";
   }
   return "";

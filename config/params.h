@@ -44,6 +44,7 @@ struct Config {
   bool reproducible;       // allreduce/reduce results independent of timing
   bool hierarchy;          // several ranks per host: combine within hosts, arrival-aware between them
   bool help;
+  double stall_seconds;     // log calls waiting this long (0: off)
   long test_max_private;   // test-only: private duplicates allowed (0: any number)
   double clock_offset_us;  // test-only: added to this rank's clock
   long test_ranks_per_node;  // test-only: every K consecutive world ranks form one emulated host (0: real hosts)

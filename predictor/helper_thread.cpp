@@ -7,6 +7,7 @@
 #include <future>
 
 #include "config/log.h"
+#include "predictor/stall_watch.h"
 
 namespace papshim {
 
@@ -72,6 +73,7 @@ void HelperThread::loop() {
   long pace_ns = kMinPaceNs;
   while (!stop_.load()) {
     bool advanced = false;
+    StallWatch::instance().check();  // PAPSHIM_STALL_SECONDS (nothing when 0)
     Event e;
     while (queue_.pop(e)) {
       auto same = [&](const Event& w) { return w.pred == e.pred; };

@@ -13,8 +13,10 @@
 // precompute callback: cost model, simulation, schedule) and leaves it in
 // the predictor, so the application thread finds it ready at the entry.
 // When ranks outnumber cores, polls that advance nothing double the pause
-// (up to a millisecond) until one does.  With nothing to watch it sleeps on a
-// condition variable: no spinning, because with many ranks per core a busy
+// (up to a millisecond) until one does.  Each time it wakes it also looks
+// for calls stalled longer than PAPSHIM_STALL_SECONDS
+// (predictor/stall_watch.h).  With nothing to watch it sleeps on a
+// condition variable (at most 50 ms): no spinning, because with many ranks per core a busy
 // helper would steal the compute phase it is timing.  stop() sets the flag
 // and joins; the loop's longest step is one precompute, so joining is
 // bounded.

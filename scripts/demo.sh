@@ -3,7 +3,9 @@
 # program with an imbalanced loop (bench/imbalanced_demo, which checks its
 # own results), run without and with LD_PRELOAD=libpapshim.so, three times
 # each, alternating.  Prints the mean time per step in the timed collective
-# of every run, the medians and their ratio, then papshim's report.
+# of every run, the medians and their ratio, then papshim's report and,
+# with matplotlib, its drawing (scripts/papshim-report:
+# results/demo-report-html/index.html).
 #
 # The regime: when this machine can make network namespaces (root, a kernel
 # with veth, bridge and tbf), 8 emulated hosts at 1 Gbit/s
@@ -44,11 +46,11 @@ if [[ $regime != shared ]]; then
 fi
 
 if [[ $regime == cluster ]]; then
-  args=("${steps:-30}" 1048576 50 allreduce)
+  args=("${steps:-30}" 1048576 50 -1 allreduce)
   echo "== regime: 8 emulated hosts at 1 Gbit/s, one rank each; MPI_Allreduce of 1 Mi floats, one host 50 ms late"
   run() { scripts/cluster.sh run "$@" -- "$demo" "${args[@]}"; }
 else
-  args=("${steps:-40}" 1048576 20 reduce)
+  args=("${steps:-40}" 1048576 20 -1 reduce)
   echo "== regime: 8 ranks on this machine (shared memory); MPI_Reduce of 1 Mi floats, one rank 20 ms late"
   run() { mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np 8 "$@" "$demo" "${args[@]}"; }
 fi
@@ -83,3 +85,8 @@ printf '== median time in the collective per step: without %.3f ms, with papshim
 echo
 echo "== what papshim saw in the last run (results/demo-report.txt; JSON beside it)"
 cat "$report.txt"
+if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+  echo
+  echo "== the report drawn (scripts/papshim-report)"
+  /usr/bin/python3 scripts/papshim-report "$report.json" -o results/demo-report-html
+fi

@@ -25,6 +25,7 @@
 #include "algorithms/selector.h"
 #include "config/log.h"
 #include "predictor/helper_thread.h"
+#include "predictor/stall_watch.h"
 #include "shim/agreement.h"
 #include "shim/call_checks.h"
 #include "shim/callsite.h"
@@ -157,6 +158,45 @@ struct Decided {
   bool by_auto = false;  // auto mode ran the cost model for this call
   bool ready = false;    // ... and the helper thread had the decision ready
   double predicted = 0;  // the cost model's mean elapsed for the pick
+  double gain = 0;       // native's predicted mean elapsed minus the pick's (0: native picked)
+};
+
+// Native's predicted time minus the pick's, for the report (0 for native).
+double estimated_gain(const Selection& sel) {
+  if (sel.pick == Algo::Native || !(sel.predicted > 0)) return 0;
+  double native = INFINITY;
+  for (const Candidate& c : sel.table)
+    if (c.native_model) native = std::min(native, c.predicted);
+  return std::isfinite(native) ? native - sel.predicted : 0.0;
+}
+
+// The call in the stall watch (PAPSHIM_STALL_SECONDS) from its entry to its
+// exit; nothing when the watch is off.
+class StallEntry {
+ public:
+  StallEntry(const CommContext& ctx, Collective c, std::uint64_t seq, double arrival, const CallSite& site)
+      : on_(StallWatch::instance().limit() > 0) {
+    if (!on_) return;
+    call_.arrival = arrival;
+    call_.seq = seq;
+    call_.collective = to_string(c);
+    call_.comm_size = ctx.size;
+    call_.rank = ctx.rank;
+    call_.site = &site;
+    StallWatch::instance().enter(&call_);
+  }
+  ~StallEntry() {
+    if (on_) StallWatch::instance().leave(&call_);
+  }
+  void round(const std::optional<RoundResult>& r) {
+    if (on_ && r) StallWatch::instance().set_round(&call_, &r->arrival);
+  }
+  StallEntry(const StallEntry&) = delete;
+  StallEntry& operator=(const StallEntry&) = delete;
+
+ private:
+  bool on_;
+  StallWatch::Call call_;
 };
 
 // Auto mode considers a call: large enough, and runnable by an algorithm.
@@ -197,6 +237,7 @@ Decided decide_auto(const CallArgs& a, CommContext& ctx, const std::optional<Rou
   out.by_auto = true;
   out.between_hosts = hosts_of(a.coll, ctx) != nullptr;
   out.predicted = sel->predicted;
+  out.gain = estimated_gain(*sel);
   out.algo = sel->pick;
   out.params = sel->params;
   out.sched = sel->schedule;
@@ -273,15 +314,17 @@ void after_call(const CallArgs& a, CommContext& ctx, const Decided& d, const Cal
   }
   SiteKey key{a.coll, ctx.local_id, ctx.size, site};
   Stats::instance().record(key, ctx.id, seq, arrival, exit_time, my_prediction, bytes,
-                           reported_name(d.algo, d.between_hosts && d.sched), d.fallback, d.by_auto, d.ready);
+                           reported_name(d.algo, d.between_hosts && d.sched), d.fallback, d.by_auto, d.ready,
+                           d.sched ? d.gain : 0.0);
 }
 
 // A call papshim only passes through: nothing predicts on its communicator
 // or samples it (no private duplicate yet), and the setting runs it native
 // whatever the arrivals (forced native, or auto below PAPSHIM_MIN_BYTES).
 // Every rank of the communicator sees the same.
+// With the stall watch on, every call goes the full way (it registers there).
 bool passes_through(const CallArgs& a, const CommContext& ctx, int tsize) {
-  if (ctx.pred || ctx.id != 0) return false;
+  if (ctx.pred || ctx.id != 0 || StallWatch::instance().limit() > 0) return false;
   const auto& forced = forced_algo(a.coll);
   if (forced) return *forced == Algo::Native;
   const long long block = static_cast<long long>(a.count) * tsize;
@@ -320,10 +363,12 @@ void dispatch_call(const CallArgs& a, std::optional<int>& rc) {
   CommRegistry::instance().set_last_used(ctx);
   const CallSite site = capture_callsite(a.ret_addr, runtime().cfg.callsite_depth);
   const CallShape shape = shape_of(a, tsize);
-
-  // The arrival vector of this call (identical on every rank) or nothing.
+  // The arrival vector of this call (identical on every rank) or nothing;
+  // declared first, so it outlives the stall watch's pointer to it.
   std::optional<RoundResult> predicted_arrivals;
+  StallEntry stall(*ctx, a.coll, seq, arrival, site);
   if (ctx->pred) predicted_arrivals = ctx->pred->on_entry(seq, arrival);
+  stall.round(predicted_arrivals);
   const double my_prediction = ctx->pred ? ctx->pred->my_prediction() : std::nan("");
 
   Decided d = decide(a, *ctx, predicted_arrivals, shape, seq);

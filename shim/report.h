@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "shim/callsite.h"
+#include "shim/series.h"
 
 namespace papshim {
 
@@ -42,6 +43,7 @@ struct RankSite {
   std::uint64_t auto_decisions = 0, ready = 0;
   std::uint64_t predicted_calls = 0;  // calls with a published prediction
   double sum_abs_error = 0;           // sum of |predicted - actual arrival|, seconds
+  NamedSeries series;                 // over the rank's calls at the site (shim/series.h)
 };
 
 // One sampled call on one rank (times on rank 0's clock).
@@ -51,12 +53,14 @@ struct SampleRecord {
   double arrival = 0, exit = 0;
   double predicted = 0;       // this rank's predicted arrival, NaN if none
   std::uint32_t site = 0;     // index into RankStats::sites
+  std::uint32_t index = 0;    // the call's index at its site on this rank (its series bucket)
 };
 
 struct RankStats {
   std::vector<RankSite> sites;
   std::vector<SampleRecord> samples;
   int level = 0;  // sampling level the samples satisfy
+  std::string host;  // where the rank runs (the report names late ranks' hosts)
 };
 
 // The sampling rule (see the top of this file).
@@ -80,6 +84,13 @@ std::vector<std::uint64_t> sample_call_weights(const RankStats& s);
 // The lowest level >= min_level at which `weights` (summed over the ranks)
 // is at most `budget` calls.
 int choose_sample_level(const std::vector<std::uint64_t>& weights, int min_level, std::uint64_t budget);
+// Sample records (one rank's arrival at one call) at each level: entry L
+// counts the samples whose rank is at least L (kMaxSampleLevel+1 entries;
+// summed over the ranks, the arrivals rank 0 may have to hold for the
+// lateness at that level).
+std::vector<std::uint64_t> sample_record_counts(const RankStats& s);
+// The lowest level >= min_level at which `counts` is at most `budget`.
+int choose_record_level(const std::vector<std::uint64_t>& counts, int min_level, std::uint64_t budget);
 // Drops the samples below `level` and sets s.level.
 void thin_samples(RankStats& s, int level);
 
@@ -105,6 +116,13 @@ struct ReportSite {
   std::uint64_t auto_decisions = 0, ready = 0;  // decided by auto; decision found ready
   std::uint64_t predicted_calls = 0;  // rank-calls with a prediction
   double sum_abs_error = 0;           // |predicted - actual arrival|, seconds
+  NamedSeries series;                 // over the call index, summed over the ranks
+  // Who is late, per rank (empty until a call of the site completes): the
+  // sum of its arrival minus the earliest arrival of the call, over the
+  // calls sampled at the lateness level, and how many; how often it arrived
+  // last, over every call whose spread was measured.
+  std::vector<double> sum_lateness;
+  std::vector<std::uint64_t> lateness_calls, last_calls;
   int id = 0;                         // row number in the report
 };
 
@@ -113,6 +131,7 @@ struct ReportHeader {
   std::string mpi_library;
   std::string config;  // "PAPSHIM_X=v ..." (non-default values)
   int sample_level = 0;  // spreads from 1 in 2^sample_level calls
+  int lateness_level = 0;  // lateness from 1 in 2^lateness_level calls (at least sample_level)
   double wall_seconds = 0;
   double alpha = 0, beta = 0, gamma = 0;  // cost figures in use
   double max_clock_offset = 0;            // largest |offset to rank 0|, seconds
@@ -123,6 +142,7 @@ struct ReportHeader {
 struct Report {
   ReportHeader header;
   std::vector<ReportSite> sites;  // sorted by total elapsed, largest first
+  std::vector<std::string> hosts;  // per rank
 };
 
 using Resolver = std::function<ResolvedSite(const std::string&)>;
@@ -155,8 +175,19 @@ class ReportMerger {
     std::uint32_t seen, size;
     std::uint32_t row;   // the first rank's row
     std::uint32_t more;  // index into more_rows_ when ranks reported other rows, else kNone
+    std::uint32_t index; // the first rank's call index at its site
+    std::int32_t last;   // the rank that arrived last so far
+    std::uint32_t last_row;
+    std::uint32_t arrivals;  // index into arrivals_ (calls at the lateness level), else kNone
   };
-  void add_sample(const SampleRecord& a, std::uint32_t row);
+  struct Arrival {
+    std::int32_t rank;
+    std::uint32_t row;
+    double t;
+  };
+  void add_sample(const SampleRecord& a, std::uint32_t row, int rank);
+  void complete(const Pending& p);
+  void grow_rank_vectors(ReportSite& m) const;
 
   Report rep_;
   int nranks_;
@@ -165,6 +196,8 @@ class ReportMerger {
   std::unordered_map<CallKey, Pending, CallKeyHash> pending_;
   std::vector<std::vector<std::uint32_t>> more_rows_;
   std::vector<std::uint32_t> free_more_;
+  std::vector<std::vector<Arrival>> arrivals_;
+  std::vector<std::uint32_t> free_arrivals_;
 };
 
 // All ranks at once (ranks[r] is rank r's message); header.sample_level is
@@ -189,5 +222,10 @@ std::string timeline_site_name(const ReportSite& s);
 double mean_spread(const ReportSite& s);
 double imbalance_factor(const ReportSite& s, const ReportHeader& h);
 double mean_abs_error(const ReportSite& s);
+// Rank r's mean lateness at the site, seconds (0 without calls).
+double mean_lateness(const ReportSite& s, std::size_t r);
+// The `n` ranks of largest mean lateness (then most often last), worst
+// first; ranks never late are left out.
+std::vector<std::size_t> worst_ranks(const ReportSite& s, std::size_t n);
 
 }  // namespace papshim

@@ -36,6 +36,33 @@ std::string counts_json(const std::map<std::string, std::uint64_t>& m) {
   return out + "}";
 }
 
+std::string host_of(const Report& r, std::size_t rank) {
+  return rank < r.hosts.size() && !r.hosts[rank].empty() ? r.hosts[rank] : "?";
+}
+
+// The worst ranks of a site, worst first: "rank 3 on node7 (20100.0 us
+// after the earliest arrival on average, last in 38 of 40 calls); rank 5 on
+// node2 (310.2 us, last in 2)".
+void text_lateness(std::ostringstream& o, const ReportSite& s, const Report& r) {
+  constexpr std::size_t kWorstShown = 3;
+  const auto worst = worst_ranks(s, kWorstShown);
+  if (worst.empty()) return;
+  o << "\n      latest ranks:";
+  char line[256];
+  for (std::size_t i = 0; i < worst.size(); ++i) {
+    const std::size_t k = worst[i];
+    const auto last = static_cast<unsigned long long>(s.last_calls[k]);
+    if (i == 0)
+      std::snprintf(line, sizeof line, " rank %zu on %s (%.1f us after the earliest arrival on average, last in %llu "
+                    "of %llu calls)", k, host_of(r, k).c_str(), 1e6 * mean_lateness(s, k), last,
+                    static_cast<unsigned long long>(s.spread_calls));
+    else
+      std::snprintf(line, sizeof line, "; rank %zu on %s (%.1f us, last in %llu)", k, host_of(r, k).c_str(),
+                    1e6 * mean_lateness(s, k), last);
+    o << line;
+  }
+}
+
 // The header: what ran, where, with which settings and cost figures.
 void text_header(std::ostringstream& o, const Report& r) {
   char line[512];
@@ -88,7 +115,8 @@ void text_table(std::ostringstream& o, const Report& r) {
 }
 
 // One call site's details: location, algorithms, imbalance, prediction.
-void text_site(std::ostringstream& o, const ReportSite& s, int id, const ReportHeader& h) {
+void text_site(std::ostringstream& o, const ReportSite& s, int id, const Report& r) {
+  const ReportHeader& h = r.header;
   char line[512];
   o << std::string(id < 10 ? "  " : id < 100 ? " " : "") << id << "  " << s.function;
   if (!s.file_line.empty()) o << "  at " << s.file_line;
@@ -115,6 +143,7 @@ void text_site(std::ostringstream& o, const ReportSite& s, int id, const ReportH
     o << line;
   }
   if (!s.fallbacks.empty()) o << "\n      ran native because: " << counts_text(s.fallbacks);
+  text_lateness(o, s, r);
   std::uint64_t lo = ~0ull, hi = 0;
   for (auto c : s.calls_per_rank) lo = std::min(lo, c), hi = std::max(hi, c);
   o << "\n      calls per rank: " << (lo == hi ? std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi))
@@ -130,8 +159,53 @@ std::string format_text(const Report& r) {
   text_table(o, r);
   o << "\nCall site locations and algorithms\n\n";
   int id = 1;
-  for (const auto& s : r.sites) text_site(o, s, id++, r.header);
+  for (const auto& s : r.sites) text_site(o, s, id++, r);
   return o.str();
+}
+
+template <typename T, typename F>
+void json_list(std::ostringstream& o, const std::vector<T>& v, F item) {
+  o << "[";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    o << (i ? ", " : "");
+    item(v[i]);
+  }
+  o << "]";
+}
+
+// "lateness": per rank (full vectors) and the worst ranks with their hosts.
+void json_lateness(std::ostringstream& o, const ReportSite& s, const Report& r) {
+  o << ", \"lateness\": {\"calls\": ";
+  json_list(o, s.lateness_calls, [&](std::uint64_t n) { o << n; });
+  o << ", \"mean_us\": [";
+  for (std::size_t k = 0; k < s.lateness_calls.size(); ++k) o << (k ? ", " : "") << 1e6 * mean_lateness(s, k);
+  o << "], \"last\": ";
+  json_list(o, s.last_calls, [&](std::uint64_t n) { o << n; });
+  o << ", \"worst\": ";
+  json_list(o, worst_ranks(s, 8), [&](std::size_t k) {
+    o << "{\"rank\": " << k << ", \"host\": \"" << json_escape(host_of(r, k)) << "\", \"mean_us\": "
+      << 1e6 * mean_lateness(s, k) << ", \"last\": " << s.last_calls[k] << "}";
+  });
+  o << "}";
+}
+
+// "series": the buckets up to the last one used (shim/series.h).
+void json_series(std::ostringstream& o, const NamedSeries& series) {
+  std::size_t used = 0;
+  for (std::size_t b = 0; b < series.buckets.size(); ++b)
+    if (series.buckets[b].calls || series.buckets[b].spread_calls) used = b + 1;
+  o << ", \"series\": {\"width\": " << series.width << ", \"buckets\": [";
+  for (std::size_t b = 0; b < used; ++b) {
+    const auto& x = series.buckets[b];
+    const auto mean = [](double sum, std::uint64_t n) { return n ? sum / static_cast<double>(n) : 0.0; };
+    o << (b ? ", " : "") << "{\"first_call\": " << b * series.width << ", \"calls\": " << x.calls
+      << ", \"mean_elapsed_us\": " << 1e6 * mean(x.sum_elapsed, x.calls)
+      << ", \"mean_gain_us\": " << 1e6 * mean(x.sum_gain, x.calls) << ", \"predictions\": " << x.predicted_calls
+      << ", \"prediction_mae_us\": " << 1e6 * mean(x.sum_abs_error, x.predicted_calls)
+      << ", \"spread_calls\": " << x.spread_calls << ", \"mean_spread_us\": " << 1e6 * mean(x.sum_spread, x.spread_calls)
+      << ", \"algorithms\": " << counts_json(x.algorithms) << "}";
+  }
+  o << "]}";
 }
 
 std::string format_json(const Report& r) {
@@ -145,7 +219,9 @@ std::string format_json(const Report& r) {
     << ", \"beta_ns_per_byte\": " << 1e9 * r.header.beta << ", \"gamma_ns_per_byte\": " << 1e9 * r.header.gamma
     << "},\n  \"predictor\": \"" << json_escape(r.header.thread_mode) << "\", \"helper_cpu_ms_mean\": "
     << 1e3 * r.header.helper_cpu_mean << ", \"helper_cpu_ms_max\": " << 1e3 * r.header.helper_cpu_max
-    << ",\n  \"callsites\": [";
+    << ",\n  \"lateness_sample_level\": " << r.header.lateness_level << ",\n  \"hosts\": ";
+  json_list(o, r.hosts, [&](const std::string& h) { o << "\"" << json_escape(h) << "\""; });
+  o << ",\n  \"callsites\": [";
   bool first = true;
   for (const auto& s : r.sites) {
     const double calls = s.calls ? static_cast<double>(s.calls) : 1.0;
@@ -162,7 +238,10 @@ std::string format_json(const Report& r) {
       << ", \"predictions\": " << s.predicted_calls << ", \"prediction_mae_us\": " << 1e6 * mean_abs_error(s)
       << ", \"auto_decisions\": " << s.auto_decisions << ", \"decisions_ready\": " << s.ready
       << ", \"algorithms\": " << counts_json(s.algorithms)
-      << ", \"fallbacks\": " << counts_json(s.fallbacks) << "}";
+      << ", \"fallbacks\": " << counts_json(s.fallbacks);
+    json_lateness(o, s, r);
+    json_series(o, s.series);
+    o << "}";
     first = false;
   }
   o << "\n  ]\n}\n";

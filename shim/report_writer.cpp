@@ -5,6 +5,9 @@
 // these every rank computes the same final level: the highest any rank
 // reached, raised until the job's sampled calls are at most kMaxMergedCalls,
 // which bounds what rank 0 holds while merging whatever the communicators.
+// The same allreduce counts the job's sampled arrivals per level: rank 0
+// keeps every rank's arrival of a call (for each rank's lateness) only for
+// the calls of a level at which they are at most kMaxLatenessArrivals.
 // Each rank drops its samples below that level.  Then rank 0 asks the ranks
 // one at a time for their message (a token, the 64-bit length, the bytes in
 // pieces of at most 1 GiB), so it never holds more than one message and no
@@ -32,8 +35,10 @@ namespace papshim {
 
 namespace {
 
-// Sampled calls rank 0 may have to track at once (about 80 bytes each).
+// Sampled calls rank 0 may have to track at once (about 100 bytes each).
 constexpr std::uint64_t kMaxMergedCalls = std::uint64_t{1} << 17;
+// Arrivals rank 0 may hold at once for the lateness (16 bytes each).
+constexpr std::uint64_t kMaxLatenessArrivals = std::uint64_t{1} << 20;
 constexpr std::size_t kPiece = std::size_t{1} << 30;
 constexpr int kTagGo = 0x7a11, kTagLength = 0x7a12, kTagBytes = 0x7a13;
 
@@ -73,6 +78,16 @@ std::string receive_from(int from, MPI_Comm comm) {
     PMPI_Recv(&msg[at], static_cast<int>(std::min(kPiece, msg.size() - at)), MPI_BYTE, from, kTagBytes, comm,
               MPI_STATUS_IGNORE);
   return msg;
+}
+
+// This rank's host as the report names it: the host name, and the
+// emulated host under PAPSHIM_TEST_RANKS_PER_NODE.
+std::string host_name(const Runtime& rt) {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  std::string out = host;
+  if (rt.cfg.test_ranks_per_node > 0) out += "/emulated-host-" + std::to_string(rt.host_key);
+  return out;
 }
 
 std::vector<std::string> site_names(const ReportMerger& m, const std::vector<std::size_t>& rows) {
@@ -143,13 +158,20 @@ void write_report(Runtime& rt) {
   const double cpu = HelperThread::instance().cpu_seconds();
   double maxima[3] = {static_cast<double>(mine.level), std::fabs(rt.cal.clock_offset), cpu}, maxed[3] = {0, 0, 0};
   PMPI_Allreduce(maxima, maxed, 3, MPI_DOUBLE, MPI_MAX, rt.world_priv);
+  // The calls the samples cover per level, then the records (arrivals) per level.
   std::vector<std::uint64_t> weights = sample_call_weights(mine);
+  const std::size_t levels = weights.size();
+  const std::vector<std::uint64_t> records = sample_record_counts(mine);
+  weights.insert(weights.end(), records.begin(), records.end());
   PMPI_Allreduce(MPI_IN_PLACE, weights.data(), static_cast<int>(weights.size()), MPI_UINT64_T, MPI_SUM,
                  rt.world_priv);
   double cpu_sum = 0;
   PMPI_Allreduce(&cpu, &cpu_sum, 1, MPI_DOUBLE, MPI_SUM, rt.world_priv);
+  const std::vector<std::uint64_t> job_records(weights.begin() + static_cast<std::ptrdiff_t>(levels), weights.end());
+  weights.resize(levels);
   const int level = choose_sample_level(weights, static_cast<int>(maxed[0]), kMaxMergedCalls);
   thin_samples(mine, level);
+  mine.host = host_name(rt);
   if (rt.world_rank != 0) {
     send_to_root(pack_rank_stats(mine), rt.world_priv);
     return;
@@ -160,6 +182,7 @@ void write_report(Runtime& rt) {
   h.mpi_library = mpi_library();
   h.config = non_default_settings(rt.cfg);
   h.sample_level = level;
+  h.lateness_level = choose_record_level(job_records, level, kMaxLatenessArrivals);
   h.wall_seconds = wall;
   h.alpha = rt.cal.cost.alpha;
   h.beta = rt.cal.cost.beta;

@@ -26,6 +26,8 @@
 #include "common/clock.h"
 #include "common/hash.h"
 #include "predictor/helper_thread.h"
+#include "predictor/stall_watch.h"
+#include "shim/callsite.h"
 #include "shim/agreement.h"
 #include "shim/comm_context.h"
 #include "shim/dispatch.h"
@@ -117,6 +119,9 @@ bool oversubscribed(const Runtime& rt) {
   return cores > 0 && rt.ranks_here >= cores;
 }
 
+// The stall notice names the call site by its report key.
+std::string describe_site(const void* site) { return callsite_key(*static_cast<const CallSite*>(site)); }
+
 // The helper thread runs where MPI granted MPI_THREAD_MULTIPLE; otherwise the
 // predictor runs inline on the application thread (said once, in the log
 // and the report).
@@ -203,6 +208,7 @@ void on_init(int granted, bool asked_multiple, int told) {
   init_logging(rt.cfg.log_level, rt.cfg.log_dir, rt.world_rank);
   if (rt.cfg.help && rt.world_rank == 0) std::fputs(describe_params().c_str(), stderr);
   rt.active = !rt.cfg.disable;
+  StallWatch::instance().configure(rt.cfg.stall_seconds, rt.cal.clock_offset, rt.world_rank, describe_site);
   start_helper(rt);
   // Registered after everything the handlers use was constructed, so they
   // run before any of it is destroyed.

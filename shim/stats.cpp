@@ -28,7 +28,7 @@ std::uint32_t Stats::site_of(const SiteKey& key) {
   SiteKey k = key;
   k.comm_id = 0;
   auto [it, inserted] = site_index_.try_emplace(k, static_cast<std::uint32_t>(sites_.size()));
-  if (inserted) sites_.push_back(Site{k, {}, 0});
+  if (inserted) sites_.push_back(Site{k, {}, 0, 0, {}});
   return it->second;
 }
 
@@ -62,7 +62,7 @@ SiteStats Stats::settled(const Row& row) const {
 
 void Stats::record(const SiteKey& key, std::uint64_t global_comm_id, std::uint64_t seq, double arrival, double exit,
                    double predicted, std::uint64_t bytes, const char* algorithm, const std::string& fallback_reason,
-                   bool auto_decision, bool ready) {
+                   bool auto_decision, bool ready, double gain) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!configured_) {
     const Config& cfg = runtime().cfg;
@@ -84,12 +84,24 @@ void Stats::record(const SiteKey& key, std::uint64_t global_comm_id, std::uint64
     s.predicted_calls++;
     s.sum_abs_error += std::fabs(predicted - arrival);
   }
-  if (keep_ && global_comm_id != 0) sample(global_comm_id, seq, arrival, exit, predicted, row.site);
+  Site& site = sites_[row.site];
+  const std::uint64_t index = site.calls++;
+  auto& bucket = site.series.at(index);
+  bucket.calls++;
+  bucket.sum_elapsed += elapsed;
+  bucket.sum_gain += gain;
+  bucket.algorithms[algorithm]++;
+  if (std::isfinite(predicted)) {
+    bucket.predicted_calls++;
+    bucket.sum_abs_error += std::fabs(predicted - arrival);
+  }
+  if (keep_ && global_comm_id != 0)
+    sample(SampleRecord{global_comm_id, seq, arrival, exit, predicted, row.site,
+                        static_cast<std::uint32_t>(std::min<std::uint64_t>(index, 0xffffffffu))});
 }
 
-void Stats::sample(std::uint64_t global_comm_id, std::uint64_t seq, double arrival, double exit, double predicted,
-                   std::uint32_t site) {
-  const int rank = sample_rank(sample_hash(global_comm_id, seq));
+void Stats::sample(const SampleRecord& rec) {
+  const int rank = sample_rank(sample_hash(rec.comm_id, rec.seq));
   if (rank < level_) return;
   if (samples_.empty()) samples_.reserve(capacity_);
   while (samples_.size() >= capacity_ && level_ < kMaxSampleLevel) {
@@ -100,7 +112,7 @@ void Stats::sample(std::uint64_t global_comm_id, std::uint64_t seq, double arriv
                    samples_.end());
   }
   if (rank < level_ || samples_.size() >= capacity_) return;
-  samples_.push_back(SampleRecord{global_comm_id, seq, arrival, exit, predicted, site});
+  samples_.push_back(rec);
 }
 
 void Stats::retire_communicator(std::uint64_t local_comm_id) {
@@ -130,6 +142,7 @@ RankStats Stats::snapshot() const {
     x.key = callsite_key(site.key.site);
     x.communicators = site.retired_comms;
     add_sums(x, site.retired);
+    x.series.add(site.series);
   }
   for (const auto& [key, row] : rows_) {
     RankSite& x = out.sites[row.site];

@@ -14,7 +14,8 @@
 // Every rank samples by the same rule, and rank 0 merges at the highest
 // level any rank reached, so it sees the same calls from every rank.
 // Memory per rank is fixed: kSampleCapacity records of 48 bytes (768 KiB)
-// at most, whatever the length of the run.  16384 records leave at least
+// at most, whatever the length of the run, and per call site a series of
+// kSeriesBuckets buckets over the call index (shim/series.h).  16384 records leave at least
 // 8192 sampled calls after the last halving: a mean spread to about 1%, and
 // with 1024 ranks of one communicator rank 0 still tracks only 16384 calls.
 // No record is kept when neither the report nor the timeline is written.
@@ -121,7 +122,7 @@ class Stats {
   // static storage (AlgoInfo::name).  Makes no MPI call.
   void record(const SiteKey& key, std::uint64_t global_comm_id, std::uint64_t seq, double arrival, double exit,
               double predicted, std::uint64_t bytes, const char* algorithm, const std::string& fallback_reason,
-              bool auto_decision, bool ready);
+              bool auto_decision, bool ready, double gain = 0);
   // The communicator of local id `local_comm_id` is gone: its rows are
   // folded into its call sites' rows of freed communicators.  Makes no MPI
   // call (safe in a delete callback).
@@ -143,12 +144,13 @@ class Stats {
     SiteKey key;               // comm_id 0
     SiteStats retired;         // rows of freed communicators, folded
     std::uint64_t retired_comms = 0;
+    std::uint64_t calls = 0;   // this rank's calls at the site: the next call's index
+    RankSeries series;         // shim/series.h
   };
   std::uint32_t site_of(const SiteKey& key);
   Row& row_locked(const SiteKey& key);
   SiteStats settled(const Row& row) const;  // s plus the pass-through counters
-  void sample(std::uint64_t global_comm_id, std::uint64_t seq, double arrival, double exit, double predicted,
-              std::uint32_t site);
+  void sample(const SampleRecord& rec);
 
   mutable std::mutex mu_;
   bool configured_ = false;

@@ -3,7 +3,7 @@
 against what the program says it did.
 
     check_report.py --report PREFIX [--max-spread-us X] [--min-clock-offset-us Y]
-                    [--min-spread-calls N] [--expect-fallback TEXT] -- command...
+                    [--min-spread-calls N] [--expect-fallback TEXT] [--late-rank R] -- command...
 
 The program prints lines such as
     EXPECT site=name file=prog.f90 line=87 collective=MPI_Allreduce calls=10
@@ -14,7 +14,12 @@ communicators); every total must equal, on every rank, the sum over the
 report's sites of that collective.  --min-spread-calls: every site of a
 communicator of two or more ranks has at least N calls whose arrival spread
 was measured (every rank's arrival found).  --expect-fallback: some site
-ran native for a reason containing TEXT.
+ran native for a reason containing TEXT.  --late-rank: at the site of the largest
+mean arrival spread (where the program makes rank R late), rank R has the
+largest mean lateness and arrived last most often, the report's worst rank
+is R with its host, and the text report names it first among the latest
+ranks there.
+Without --late-rank the program may print no EXPECT lines.
 """
 import argparse
 import json
@@ -30,6 +35,40 @@ def fail(msg):
     sys.exit(1)
 
 
+def run_program(command):
+    """Runs command (argparse.REMAINDER, after an optional "--") and prints its output."""
+    cmd = command[1:] if command and command[0] == "--" else command
+    run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(run.stdout)
+    return run
+
+
+def check_late_rank(prefix, rep, late):
+    sites = [s for s in rep["callsites"] if s["comm_size"] > 1]
+    if not sites:
+        fail("no site of two or more ranks to check the lateness of")
+    sites = [max(sites, key=lambda s: s["arrival_spread_us"])]
+    for s in sites:
+        where = "%s at %s" % (s["op"], s["file_line"] or s["location"])
+        lat = s["lateness"]
+        if len(lat["mean_us"]) != rep["ranks"] or len(lat["last"]) != rep["ranks"]:
+            fail("%s: lateness vectors of %d and %d ranks" % (where, len(lat["mean_us"]), len(lat["last"])))
+        mean = lat["mean_us"]
+        if max(range(len(mean)), key=lambda r: mean[r]) != late:
+            fail("%s: rank %d is not the latest on average: %s" % (where, late, mean))
+        if max(range(len(lat["last"])), key=lambda r: lat["last"][r]) != late:
+            fail("%s: rank %d did not arrive last most often: %s" % (where, late, lat["last"]))
+        worst = lat["worst"]
+        if not worst or worst[0]["rank"] != late or worst[0]["host"] != rep["hosts"][late]:
+            fail("%s: the worst rank is not %d on %s: %s" % (where, late, rep["hosts"][late], worst))
+    with open(prefix + ".txt") as f:
+        text = f.read()
+    if "latest ranks: rank %d on %s" % (late, rep["hosts"][late]) not in text:
+        fail("the text report does not name rank %d first among the latest ranks" % late)
+    print("check_report: rank %d is the latest at %s, %.0f us after the earliest on average"
+          % (late, sites[0]["file_line"] or sites[0]["location"], sites[0]["lateness"]["mean_us"][late]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--report", required=True)
@@ -37,11 +76,10 @@ def main():
     ap.add_argument("--min-clock-offset-us", type=float)
     ap.add_argument("--min-spread-calls", type=int)
     ap.add_argument("--expect-fallback", help="some site ran native for a reason containing this text")
+    ap.add_argument("--late-rank", type=int, help="this rank must be the latest where the spread is largest")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
-    cmd = a.command[1:] if a.command and a.command[0] == "--" else a.command
-    run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    print(run.stdout)
+    run = run_program(a.command)
     if run.returncode != 0:
         fail("the program exited with %d" % run.returncode)
     with open(a.report + ".json") as f:
@@ -50,7 +88,7 @@ def main():
     sites = rep["callsites"]
     expects = [dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
                for line in run.stdout.splitlines() if line.startswith("EXPECT ")]
-    if not expects:
+    if not expects and a.late_rank is None:
         fail("the program printed no EXPECT lines")
     checked = 0
     for e in expects:
@@ -87,6 +125,8 @@ def main():
         reasons = [r for s in sites for r in s.get("fallbacks", {})]
         if not any(a.expect_fallback in r for r in reasons):
             fail("no site ran native because of '%s' (reasons: %s)" % (a.expect_fallback, reasons))
+    if a.late_rank is not None:
+        check_late_rank(a.report, rep, a.late_rank)
     if a.min_clock_offset_us is not None:
         with open(a.report + ".txt") as f:
             m = re.search(r"largest offset to rank 0 ([0-9.]+) us", f.read())
