@@ -56,6 +56,7 @@ Predictor::Predictor(MPI_Comm xchg, int size, int rank, int tag_top, int window,
       min_bytes_(static_cast<std::uint64_t>(std::max(min_bytes, 0L))),
       history_(window),
       my_prediction_(kNaN),
+      recent_error_(kNaN),
       recv_(static_cast<std::size_t>(size), RoundMessage{}),
       exchange_(xchg, size, rank, kRoundWords, tag_top) {}
 
@@ -80,11 +81,23 @@ void Predictor::publish(double value, double anchored_phase, double edge_time, d
   mine.edge_time = edge_time;
   mine.edge_fraction = edge_fraction;
   mine.prefers_anchor = history_.anchored_phase_next() ? 1.0 : 0.0;
+  mine.recent_error = recent_error_;
   sent_ = true;
   // This round's exchange (see the header for why the rounds of a
   // communicator match up on every rank).  On an MPI error it ends with NaN
   // messages, which make the vector invalid: this call runs without one.
   exchange_.start(&mine, recv_.data());
+}
+
+double median_error(const RoundMessage* msgs, int nranks) {
+  std::vector<double> e;
+  e.reserve(static_cast<std::size_t>(nranks));
+  for (int i = 0; i < nranks; ++i)
+    if (std::isfinite(msgs[i].recent_error)) e.push_back(msgs[i].recent_error);
+  if (e.empty()) return 0;
+  const auto mid = e.begin() + static_cast<std::ptrdiff_t>(e.size() / 2);
+  std::nth_element(e.begin(), mid, e.end());
+  return *mid;
 }
 
 bool Predictor::vector_valid() const {
@@ -105,6 +118,7 @@ void Predictor::round_complete() {
   arrival_.resize(static_cast<std::size_t>(size_));
   const bool anchor_edges = edges_from_anchor(recv_.data(), size_);
   for (std::size_t p = 0; p < recv_.size(); ++p) arrival_[p] = predicted_arrival(recv_[p], anchor_, anchor_edges);
+  noise_ = median_error(recv_.data(), size_);
 
   constexpr double kKeep = 0.5;    // weight of the old factor
   constexpr double kDrift = 0.98;  // per round, unused factors move towards 1
@@ -131,6 +145,7 @@ RoundResult Predictor::result() const {
   RoundResult r;
   r.arrival = arrival_;
   r.corrections = corrections_;
+  r.noise = noise_;
   return r;
 }
 
@@ -146,6 +161,13 @@ std::optional<RoundResult> Predictor::on_entry(std::uint64_t seq, double arrival
   }
   round_open_ = false;
   my_prediction_ = arrival_[static_cast<std::size_t>(rank_)];
+  if (std::isfinite(my_prediction_)) {
+    // Published with the next round.  A quarter of each new error: a
+    // pattern that holds shows within a few calls, one surprise fades.
+    constexpr double kNew = 0.25;
+    const double e = std::fabs(arrival - my_prediction_);
+    recent_error_ = std::isfinite(recent_error_) ? (1 - kNew) * recent_error_ + kNew * e : e;
+  }
   if (!vector_valid()) return std::nullopt;
   return result();
 }

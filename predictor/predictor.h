@@ -131,6 +131,9 @@ using Corrections = std::unordered_map<int, double>;
 struct RoundResult {
   std::vector<double> arrival;
   Corrections corrections;
+  // The median over ranks of their recent prediction errors (0: none known):
+  // a predicted spread within a few of these is noise, not a pattern.
+  double noise = 0;
 };
 
 // A decision computed ahead of the call: valid for call `seq` if the call
@@ -142,7 +145,7 @@ struct Precomputed {
 };
 
 // One rank's message in a prediction round, sent as kRoundWords doubles.
-constexpr int kRoundWords = 7;
+constexpr int kRoundWords = 8;
 struct RoundMessage {
   double own_prediction;  // its predicted arrival at the call, from its own exit (NaN: none)
   double last_elapsed;    // how long it spent in the previous call (exit - arrival), seconds
@@ -151,6 +154,7 @@ struct RoundMessage {
   double edge_time;       // the time of its edge (papshim_edge), or NaN
   double edge_fraction;   // the fraction of the phase done at that edge, or NaN
   double prefers_anchor;  // 1 if it found its anchored phases the steadier ones, else 0
+  double recent_error;    // its recent |arrival - prediction| (moving average, seconds), or NaN
 };
 static_assert(std::is_trivially_copyable_v<RoundMessage> && sizeof(RoundMessage) == kRoundWords * sizeof(double),
               "a round message is sent as kRoundWords doubles");
@@ -167,6 +171,9 @@ static_assert(std::is_trivially_copyable_v<RoundMessage> && sizeof(RoundMessage)
 // estimates measure whole phases and carry no such bias, so each rank's
 // own choice stands.
 double predicted_arrival(const RoundMessage& msg, double anchor, bool anchor_edges);
+// The median (the upper one of an even count) of the ranks' recent prediction errors (finite ones; 0 when
+// none): the same on every rank, from the same messages.
+double median_error(const RoundMessage* msgs, int nranks);
 // Whether the round's edges are extrapolated from the anchor: most of the
 // ranks that sent an edge prefer their anchored phases.  `msgs` holds
 // `nranks` messages.
@@ -251,6 +258,8 @@ class Predictor {
   std::uint64_t round_seq_ = 0;
   double last_elapsed_ = 0;
   double my_prediction_;
+  double recent_error_;          // moving average of |arrival - my_prediction_| (NaN: none yet)
+  double noise_ = 0;             // the completed round's RoundResult::noise
   RanDecision ran_;           // what ran in the call before the open round
   Corrections corrections_;
   std::vector<RoundMessage> recv_;  // one per rank: the exchange's output

@@ -106,7 +106,7 @@ const NodeMap* hosts_for(Collective c, const NodeMap* nodes) {
 // `nodes` (hosts_for): the schedule runs between hosts, one per leader, each
 // arriving with its latest rank.
 SelectInput select_input(const CallShape& shape, int nprocs, int rank, const std::vector<double>& arrival,
-                         const Corrections& corrections, const NodeMap* nodes) {
+                         const Corrections& corrections, const NodeMap* nodes, double noise = 0) {
   const Runtime& rt = runtime();
   SelectInput in;
   in.coll = static_cast<Collective>(shape.coll);
@@ -124,6 +124,7 @@ SelectInput select_input(const CallShape& shape, int nprocs, int rank, const std
   constexpr long kNetworkTreeSegment = 32768;  // below the eager limit of Open MPI's TCP (64 KiB)
   in.tree_segsize = rt.cfg.tree_segsize >= 0 ? rt.cfg.tree_segsize : rt.multi_node ? kNetworkTreeSegment : 0;
   in.correction = corrections;
+  in.noise = noise;
   in.reproducible = rt.cfg.reproducible;  // PAPSHIM_REPRODUCIBLE: timing-free schedules (algorithms/reproducible.h)
   return in;
 }
@@ -229,7 +230,8 @@ Decided decide_auto(const CallArgs& a, CommContext& ctx, const std::optional<Rou
     out.ready = true;
   } else {
     sel = std::make_shared<const Selection>(select_algorithm(
-        select_input(shape, ctx.size, ctx.rank, round->arrival, round->corrections, hosts_of(a.coll, ctx))));
+        select_input(shape, ctx.size, ctx.rank, round->arrival, round->corrections, hosts_of(a.coll, ctx),
+                     round->noise)));
   }
   if (ctx.rank == 0 && log().should_log(spdlog::level::debug))
     log().debug("{} call #{} on communicator {:#x}{}: {}", to_string(a.coll), seq, ctx.id,
@@ -410,7 +412,8 @@ std::shared_ptr<const Selection> precompute_selection(const RoundResult& round, 
   const long bytes = static_cast<long>(shape.count) * shape.type_size;
   if (forced_algo(coll) || bytes < runtime().cfg.min_bytes) return nullptr;
   return std::make_shared<const Selection>(
-      select_algorithm(select_input(shape, nprocs, rank, round.arrival, round.corrections, hosts_for(coll, nodes))));
+      select_algorithm(select_input(shape, nprocs, rank, round.arrival, round.corrections, hosts_for(coll, nodes),
+                                    round.noise)));
 }
 
 void configure_dispatch() {

@@ -110,23 +110,35 @@ TEST(PhaseHistory, NoAnchoredPhaseBeforeThreeSamples) {
 
 TEST(RoundMessage, ArrivalFromAnchorEdgeOrOwnPrediction) {
   const double nan = NAN;
-  // own prediction, elapsed, exit, anchored phase, edge time, edge fraction, prefers anchor
-  const RoundMessage own{5.0, 0.1, 1.0, nan, nan, nan, 0};
+  // own prediction, elapsed, exit, anchored phase, edge time, edge fraction, prefers anchor, recent error
+  const RoundMessage own{5.0, 0.1, 1.0, nan, nan, nan, 0, nan};
   EXPECT_EQ(predicted_arrival(own, 2.0, true), 5.0);
-  const RoundMessage phase{5.0, 0.1, 1.0, 0.5, nan, nan, 1};
+  const RoundMessage phase{5.0, 0.1, 1.0, 0.5, nan, nan, 1, nan};
   EXPECT_EQ(predicted_arrival(phase, 2.0, false), 2.5);
   EXPECT_EQ(predicted_arrival(phase, nan, false), 5.0);  // no anchor: own prediction
   // Halfway at 2.25 with the phase begun at the anchor 2.0: arrival 2.5.
-  const RoundMessage edge{5.0, 0.1, 1.0, nan, 2.25, 0.5, 1};
+  const RoundMessage edge{5.0, 0.1, 1.0, nan, 2.25, 0.5, 1, nan};
   EXPECT_DOUBLE_EQ(predicted_arrival(edge, 2.0, true), 2.5);
   EXPECT_EQ(predicted_arrival(edge, 2.0, false), 5.0);  // the round extrapolates from own exits
   EXPECT_EQ(predicted_arrival(edge, 2.5, true), 5.0);   // an edge before the anchor: not from it
 }
 
+// The round's noise: the median of the finite recent errors, identical for
+// every rank that holds the same messages; 0 when no rank has one yet.
+TEST(RoundMessage, NoiseIsTheMedianOfTheRanksRecentErrors) {
+  const double nan = NAN;
+  auto msg = [nan](double err) { return RoundMessage{1.0, 0.1, 1.0, nan, nan, nan, 0, err}; };
+  std::vector<RoundMessage> msgs{msg(nan), msg(nan)};
+  EXPECT_EQ(median_error(msgs.data(), 2), 0.0);
+  msgs = {msg(0.003), msg(0.050), msg(nan), msg(0.001), msg(0.002)};
+  EXPECT_EQ(median_error(msgs.data(), 5), 0.003);  // the upper of the middle two; 0.050 does not pull it
+  EXPECT_EQ(median_error(msgs.data(), 0), 0.0);
+}
+
 TEST(RoundMessage, EdgesFromTheAnchorByMajorityOfEdgeSenders) {
   const double nan = NAN;
   std::vector<RoundMessage> msgs;
-  auto add = [&](double edge_f, double vote) { msgs.push_back(RoundMessage{1.0, 0.1, 1.0, nan, 2.0, edge_f, vote}); };
+  auto add = [&](double edge_f, double vote) { msgs.push_back(RoundMessage{1.0, 0.1, 1.0, nan, 2.0, edge_f, vote, nan}); };
   add(0.5, 1);
   add(0.5, 0);
   EXPECT_FALSE(edges_from_anchor(msgs.data(), 2));  // a tie keeps the own exits

@@ -36,6 +36,19 @@ TEST(Selector, LateRankPicksArrivalAwareAllreduce) {
   for (const auto& c : s.table) EXPECT_GT(c.predicted, 0.0);
 }
 
+// A spread the ranks' own recent errors could make up is not a pattern:
+// native.  The same spread predicted by accurate ranks is acted on.
+TEST(Selector, SpreadWithinThePredictionErrorKeepsNative) {
+  SelectInput noisy = one_late(Collective::Allreduce, 0.020);
+  noisy.noise = 0.006;  // 4 x 6 ms > 20 ms
+  const Selection s = select_algorithm(noisy);
+  EXPECT_EQ(s.pick, Algo::Native);
+  EXPECT_NE(s.why.find("prediction error"), std::string::npos) << s.why;
+  noisy.noise = 0.004;  // 4 x 4 ms < 20 ms
+  const Selection t = select_algorithm(noisy);
+  EXPECT_NE(t.pick, Algo::Native) << format_selection(t);
+}
+
 TEST(Selector, LateRankPicksClairvoyantReduce) {
   const Selection s = select_algorithm(one_late(Collective::Reduce, 0.020));
   EXPECT_EQ(s.pick, Algo::Clairvoyant) << format_selection(s);
