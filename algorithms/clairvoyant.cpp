@@ -24,89 +24,35 @@
 //   tree      segment tree over m = 2^k >= |G| - 1 leaves; root at node 1,
 //             leaf x at node m+x.  Node n is a row of 2^shift >= W words
 //             (W = words of N bits): word w at tree[(n << shift) + w], so a
-//             node's words share cache lines.  Most operations run on one
-//             word at a time (a column: tree + w, step 2^shift) and stop
-//             early.  A leaf holds the `hold` bits of a free (not yet sent in
-//             this round) member; zero otherwise.  An inner node is the OR of
-//             its children.
+//             node's words share cache lines.  Searches run on one word at
+//             a time (a column: tree + w, step 2^shift) and stop early;
+//             updates of whole rows run on chunks of up to 8 words at once
+//             (`by_chunks`).  A leaf holds the `hold` bits of a free (not yet
+//             sent in this round) member; zero otherwise.  An inner node is
+//             the OR of its children.
 //   sink      kept out of the tree and checked by hand before the tree: this
 //             puts it at the front of G as the rules require (the seed's
 //             pseudo-root, 5.6).
+//   low       per process: its `hold` words below low are zero.
 // Finding a peer for a receiver i (seed 5.4.1-5.4.2): OR the siblings along
 // i's leaf-to-root path (all free members but i), AND with i's bits, take the
-// lowest set bit: that is the segment; descend from the root to the leftmost
-// leaf having it, skipping i's own leaf.
+// lowest set bit: that is the segment; the sibling on the path under which
+// the leftmost other holder lies is found from the same words, and the
+// holder by descending from it.
 #include "algorithms/clairvoyant.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <limits>
-#include <numeric>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 namespace papshim {
-namespace detail {
-
-ClairvoyantClock clairvoyant_clock(const ScheduleParams& params) {
-  const int P = params.nprocs;
-  if (P < 1 || params.arrival.size() != static_cast<std::size_t>(P))
-    throw std::invalid_argument("clairvoyant: arrival vector size must equal nprocs");
-  if (params.root < 0 || params.root >= P) throw std::invalid_argument("clairvoyant: bad root");
-  if (params.nseg < 1) throw std::invalid_argument("clairvoyant: nseg must be >= 1");
-  if (!(params.tau > 0) || !std::isfinite(params.tau))
-    throw std::invalid_argument("clairvoyant: round length must be positive and finite");
-  for (double a : params.arrival)
-    if (!std::isfinite(a)) throw std::invalid_argument("clairvoyant: arrival time not finite");
-
-  // Arrival relative to the earliest one, in rounds: whole part K and
-  // fraction f.  Beyond 2^60 rounds everything counts as "at 2^60".
-  const double first = *std::min_element(params.arrival.begin(), params.arrival.end());
-  const double cap = std::ldexp(1.0, 60);
-  ClairvoyantClock clk;
-  std::vector<double> frac(static_cast<std::size_t>(P));
-  clk.whole.resize(static_cast<std::size_t>(P));
-  for (int p = 0; p < P; ++p) {
-    double t = (params.arrival[p] - first) / params.tau;
-    if (!(t < cap)) t = cap;
-    const double whole = std::floor(t);
-    clk.whole[p] = static_cast<std::int64_t>(whole);
-    frac[p] = t - whole;
-  }
-
-  // Order by (f, rank): position and dense class of equal fractions.
-  std::vector<int> by_frac(static_cast<std::size_t>(P));
-  std::iota(by_frac.begin(), by_frac.end(), 0);
-  std::sort(by_frac.begin(), by_frac.end(), [&](int p, int q) {
-    return frac[p] != frac[q] ? frac[p] < frac[q] : p < q;
-  });
-  clk.frac_pos.resize(static_cast<std::size_t>(P));
-  clk.frac_class.resize(static_cast<std::size_t>(P));
-  for (int k = 0, cls = 0; k < P; ++k) {
-    if (k > 0 && frac[by_frac[k]] != frac[by_frac[k - 1]]) ++cls;
-    clk.frac_pos[by_frac[k]] = k;
-    clk.frac_class[by_frac[k]] = cls;
-  }
-
-  clk.by_arrival = by_frac;
-  std::stable_sort(clk.by_arrival.begin(), clk.by_arrival.end(),
-                   [&](int p, int q) { return clk.whole[p] < clk.whole[q]; });
-  return clk;
-}
-
-int round_limit(const ScheduleParams& params) {
-  const double limit = 4.0 * params.nprocs * params.nseg + 4.0 * params.nprocs + 16;
-  return limit < std::numeric_limits<int>::max() ? static_cast<int>(limit)
-                                                  : std::numeric_limits<int>::max();
-}
-
-}  // namespace detail
-
 namespace {
 
 using Word = std::uint64_t;
 constexpr int kWordBits = 64;
+constexpr int kMaxHeight = 32;  // of the tree: at most 2^31 leaves
 
 int lowest_bit(Word x) { return __builtin_ctzll(x); }
 
@@ -122,16 +68,21 @@ class Generator {
   bool within(int q, int h) const {  // K_q*d + f_q <= (K_h + 1)*d + f_h
     return K_[q] != K_[h] + 1 ? K_[q] < K_[h] + 1 : clk_.frac_class[q] <= clk_.frac_class[h];
   }
-  Word* bits(int p) { return &hold_[static_cast<std::size_t>(p) * W_]; }
+  Word* bits(int p) { return &hold_[row(static_cast<std::size_t>(p))]; }
   Word* column(int w) { return &tree_[static_cast<std::size_t>(w)]; }
   std::size_t row(std::size_t n) const { return n << shift_; }
 
   void merge_group();
   void build_tree();
-  int leftmost(int seg, int skip);
+  int leftmost(int seg, std::size_t n) const;
+  std::size_t start_node(const Word* path, int at, int b) const;
   void match(int i);
   void transfer(int z, int i, int seg);
   void clear_leaf(int p);
+  template <int C>
+  void clear_path(std::size_t leaf, int first);
+  template <typename Body>
+  void by_chunks(Body&& body);
   void clear_leaf_bit(int leaf, int seg);
   void finish_round();
 
@@ -141,6 +92,7 @@ class Generator {
   std::vector<std::int64_t> K_;
   std::vector<Word> hold_, tree_;
   std::vector<int> count_, fresh_, leaf_of_, proc_at_;
+  std::vector<int> low_;  // per process: its words below low_ are zero
   std::vector<int> group_, survivors_;
   struct Move {
     int from, to, seg;  // seg = ~segment for a RecvCopy
@@ -166,12 +118,14 @@ Generator::Generator(const ScheduleParams& params)
   while ((1 << shift_) < W_) ++shift_;
   const auto P = static_cast<std::size_t>(P_);
   K_ = clk_.whole;
-  hold_.assign(P * W_, ~Word{0});
+  hold_.assign(row(P), 0);
+  for (int p = 0; p < P_; ++p) std::fill_n(bits(p), W_, ~Word{0});
   if (N_ % kWordBits != 0)
     for (int p = 0; p < P_; ++p) bits(p)[W_ - 1] = (Word{1} << (N_ % kWordBits)) - 1;
   tree_.assign(row(2 * static_cast<std::size_t>(most)), 0);
   count_.assign(P, N_);
   fresh_.assign(P, -1);
+  low_.assign(P, 0);
   leaf_of_.assign(P, -1);
   proc_at_.assign(static_cast<std::size_t>(most), -1);
   out_.coll = Collective::Reduce;
@@ -219,35 +173,74 @@ void Generator::build_tree() {
   int at = 0;
   for (int q : group_) {
     if (q == sink_) continue;
-    std::copy_n(bits(q), W_, &tree_[row(m_ + at)]);
+    std::copy_n(bits(q), row(1), &tree_[row(m_ + at)]);
     leaf_of_[q] = at;
     proc_at_[at++] = q;
   }
   std::fill(tree_.data() + row(m_ + at), tree_.data() + row(2 * m_), Word{0});
-  for (int n = m_ - 1; n >= 1; --n) {
-    Word* up = &tree_[row(n)];
-    const Word* left = &tree_[row(2 * n)];
-    const Word* right = left + row(1);
-    for (int w = 0; w < W_; ++w) up[w] = left[w] | right[w];
-  }
+  by_chunks([&](auto width, int first) {
+    for (std::size_t n = m_ - 1; n >= 1; --n) {
+      Word* up = &tree_[row(n) + first];
+      const Word* left = &tree_[row(2 * n) + first];
+      const Word* right = left + row(1);
+      for (int w = 0; w < decltype(width)::value; ++w) up[w] = left[w] | right[w];
+    }
+  });
 }
 
-// The leftmost leaf whose bit `seg` is set, other than leaf `skip` (seed
-// listings 4 and 5).  The caller knows such a leaf exists.
-int Generator::leftmost(int seg, int skip) {
-  const Word* t = column(seg / kWordBits);
+// The leftmost leaf under node n whose bit `seg` is set (seed listings 4
+// and 5).  The caller knows that node n has the bit.  Three levels per step:
+// the first of the 8 nodes three levels down having the bit (independent
+// loads instead of dependent ones; branch-free, as the path is
+// unpredictable), then the last two levels or the last one the same way.
+int Generator::leftmost(int seg, std::size_t n) const {
+  const Word* t = &tree_[static_cast<std::size_t>(seg / kWordBits)];
   const int b = seg % kWordBits;
   const auto m = static_cast<std::size_t>(m_);
-  // Go left when the left child has the bit (branch-free: the path is
-  // unpredictable).
-  auto descend = [&](std::size_t n) {
-    while (n < m) n = 2 * n + (((t[row(2 * n)] >> b) & 1) ^ 1);
-    return n;
-  };
-  std::size_t n = descend(1);
-  if (n - m != static_cast<std::size_t>(skip)) return static_cast<int>(n - m);
-  while ((n & 1) || !((t[row(n + 1)] >> b) & 1)) n >>= 1;  // climb to a right sibling having it
-  return static_cast<int>(descend(n + 1) - m);
+  auto has = [&](std::size_t x) { return static_cast<unsigned>(t[row(x)] >> b) & 1u; };
+  while (4 * n < m) {
+    const std::size_t c = 8 * n;
+    const unsigned first4 = has(c) | has(c + 1) << 1 | has(c + 2) << 2 | has(c + 3) << 3;
+    const unsigned next4 = has(c + 4) | has(c + 5) << 1 | has(c + 6) << 2 | has(c + 7) << 3;
+    n = c + static_cast<std::size_t>(__builtin_ctz(first4 | next4 << 4));
+  }
+  if (2 * n < m) {
+    const std::size_t c = 4 * n;
+    n = c + static_cast<std::size_t>(
+                __builtin_ctz(has(c) | has(c + 1) << 1 | has(c + 2) << 2 | has(c + 3) << 3));
+  }
+  if (n < m) n = 2 * n + (has(2 * n) ^ 1);
+  return static_cast<int>(n - m);
+}
+
+// The node under which the leftmost leaf having bit b lies, leaf `at` left
+// out, from the words of the siblings on its path up (path[k] at height k):
+// leaves left of `at` lie under the left siblings, the highest of them first;
+// then those under the right siblings, lowest first.
+std::size_t Generator::start_node(const Word* path, int at, int b) const {
+  std::size_t left = 0, right = 0;
+  auto n = static_cast<std::size_t>(m_ + at);
+  for (int k = 0; n > 1; ++k, n >>= 1) {
+    const std::size_t s = n ^ 1;
+    const bool here = (path[k] >> b) & 1;
+    left = here && s < n ? s : left;
+    right = here && s > n && right == 0 ? s : right;
+  }
+  return left != 0 ? left : right;
+}
+
+// Runs body(width, first) over the words of a row in chunks [first, first +
+// width) of up to 8 words, width a compile-time constant (so that the loops
+// over a chunk vectorise).
+template <typename Body>
+void Generator::by_chunks(Body&& body) {
+  switch (const int row_words = 1 << shift_) {
+    case 1: body(std::integral_constant<int, 1>{}, 0); break;
+    case 2: body(std::integral_constant<int, 2>{}, 0); break;
+    case 4: body(std::integral_constant<int, 4>{}, 0); break;
+    default:
+      for (int w = 0; w < row_words; w += 8) body(std::integral_constant<int, 8>{}, w);
+  }
 }
 
 // Phase 3, one receiver: smallest segment first, then the first peer (the
@@ -257,7 +250,7 @@ void Generator::match(int i) {
     for (int w = 0; w < W_; ++w)
       if (const Word x = tree_[row(1) + w]) {
         const int seg = w * kWordBits + lowest_bit(x);
-        transfer(proc_at_[leftmost(seg, -1)], i, seg);
+        transfer(proc_at_[leftmost(seg, 1)], i, seg);
         return;
       }
     return;
@@ -265,20 +258,26 @@ void Generator::match(int i) {
   const Word* mine = bits(i);
   int seg = -1;
   const int at = leaf_of_[i];
-  for (int w = 0; w < W_ && seg < 0; ++w) {
+  int& low = low_[i];
+  while (low < W_ && !mine[low]) ++low;
+  Word path[kMaxHeight];  // the siblings' words on i's path up, by height
+  for (int w = low; w < W_ && seg < 0; ++w) {
     if (!mine[w]) continue;
     const Word* t = column(w);
     Word others = 0;  // OR of every free member but i
-    if (at < 0)
+    if (at < 0) {
       others = t[row(1)];
-    else
-      for (auto n = static_cast<std::size_t>(m_ + at); n > 1; n >>= 1) others |= t[row(n ^ 1)];
+    } else {
+      int k = 0;
+      for (auto n = static_cast<std::size_t>(m_ + at); n > 1; n >>= 1)
+        others |= path[k++] = t[row(n ^ 1)];
+    }
     if (const Word x = others & mine[w]) seg = w * kWordBits + lowest_bit(x);
   }
   if (sink_free_) {
     const Word* s = bits(sink_);
     const int last = seg < 0 ? W_ - 1 : seg / kWordBits;
-    for (int w = 0; w <= last; ++w)
+    for (int w = low; w <= last; ++w)
       if (const Word x = s[w] & mine[w]) {
         const int sseg = w * kWordBits + lowest_bit(x);
         if (seg < 0 || sseg <= seg) {
@@ -288,7 +287,8 @@ void Generator::match(int i) {
         break;
       }
   }
-  if (seg >= 0) transfer(proc_at_[leftmost(seg, at)], i, seg);
+  if (seg >= 0)
+    transfer(proc_at_[leftmost(seg, at < 0 ? 1 : start_node(path, at, seg % kWordBits))], i, seg);
 }
 
 // z sends `seg` to i: record both steps and update states and tree.
@@ -315,20 +315,31 @@ void Generator::transfer(int z, int i, int seg) {
   fresh_[i] = seg;
 }
 
-// z has sent: zero its leaf and fix the path up, word by word, stopping as
-// soon as a node does not change.
+// z has sent: zero its leaf and fix the path up (clear_path).
 void Generator::clear_leaf(int p) {
   const auto leaf = static_cast<std::size_t>(m_ + leaf_of_[p]);
-  for (int w = 0; w < W_; ++w) {
-    Word* t = column(w);
-    // keep = complement of the bits that vanish from the ancestors: those
-    // of the leaf that no sibling subtree on the way up has.
-    Word keep = ~t[row(leaf)];
-    t[row(leaf)] = 0;
-    for (std::size_t n = leaf; n > 1 && (keep |= t[row(n ^ 1)]) != ~Word{0}; n >>= 1)
-      t[row(n >> 1)] &= keep;
-  }
+  by_chunks([&](auto width, int first) {
+    clear_path<decltype(width)::value>(leaf, first);
+  });
   leaf_of_[p] = -1;
+}
+
+// Words [first, first + C) of every row on the path: the leaf becomes zero,
+// every ancestor the OR of its two children again.  A level costs a few word
+// operations on the whole chunk, without a branch: stopping early where a
+// row no longer changes was slower (the bits of a rare segment go up to the
+// root, and the test mispredicts).
+template <int C>
+void Generator::clear_path(std::size_t leaf, int first) {
+  Word* t = &tree_[static_cast<std::size_t>(first)];
+  Word now[C] = {};  // the new row of node n
+  std::fill_n(t + row(leaf), C, Word{0});
+  for (std::size_t n = leaf; n > 1; n >>= 1) {
+    const Word* sibling = t + row(n ^ 1);
+    Word* up = t + row(n >> 1);
+#pragma GCC unroll 8
+    for (int w = 0; w < C; ++w) up[w] = now[w] |= sibling[w];
+  }
 }
 
 // A free member received `seg` (P'): drop that bit from its leaf and from the
@@ -361,6 +372,7 @@ void Generator::finish_round() {
   for (int q : group_) {
     if (fresh_[q] >= 0) {
       bits(q)[fresh_[q] / kWordBits] |= Word{1} << (fresh_[q] % kWordBits);
+      low_[q] = std::min(low_[q], fresh_[q] / kWordBits);
       fresh_[q] = -1;
     }
     if (q != root_ && count_[q] == 0) {
