@@ -22,12 +22,18 @@
 
 #include "algorithms/binomial_reduce.h"
 #include "algorithms/selector.h"
+#include "algorithms/straggler.h"
 
 namespace papshim {
 
 namespace {
 
 std::size_t sz(int i) { return static_cast<std::size_t>(i); }
+
+// Straggler allreduce: when phase 1 ends after the late arrival, its
+// finished chunks contend with phase 1's last ones; this many rounds per
+// chunk then (read off the simulator).
+constexpr double kStragglerEarlyRounds = 1.3;
 
 int ceil_log2(int P) {
   int k = 0;
@@ -171,6 +177,21 @@ std::optional<double> allreduce_cost(Algo a, const ScheduleParams& p, const Cost
       for (int k = 0; k < P; ++k) F = std::max(F, arr.sorted[sz(k)] + R_late + (P - 1 - k) * (s.c + 0.8 * s.u));
       return F - arr.mean;
     }
+    case Algo::Straggler: {
+      // Phase 1 (direct reduce-scatter among the m early ranks, c chunks
+      // per slice) ends (m-1) c chunks after the second-last arrival; then
+      // the finished chunks: c rounds of m sends per owner.  After the late
+      // arrival: L's c rounds of m chunks, the owners forwarding each round
+      // as it comes, plus the pipeline's fill: one round (the last owner
+      // gets its last chunk at the end of round c and sends it m times).
+      const int m = P - 1, c = straggler_chunks(p);
+      const Seg s = seg_costs(bytes / (static_cast<double>(m) * c), cost);
+      const double F1 = m > 1 ? arr.prev + (m - 1) * c * s.c + s.u : arr.prev;
+      const double round = std::max(m * s.t, s.g);
+      const double end = std::max(arr.last + (c + 1) * round,
+                                  F1 + kStragglerEarlyRounds * c * round);
+      return end + s.g - arr.mean;
+    }
     default:
       return std::nullopt;
   }
@@ -233,6 +254,7 @@ std::optional<double> closed_form_mean_elapsed(Algo a, Collective coll, const Sc
     case Algo::DirectAllreduce:
     case Algo::Prr:
     case Algo::Slt:
+    case Algo::Straggler:
       return allreduce_cost(a, p, cost, arr, f);
     case Algo::RingAllgather:
     case Algo::Bruck:

@@ -1,5 +1,5 @@
 // Tests for the allreduce schedules: SLT, plain linear tree, PRR, ring,
-// Rabenseifner and direct.
+// Rabenseifner, direct and straggler.
 //
 // Every schedule is checked by the independent symbolic checker of
 // support/schedule_check.h (in program order and under the executor's
@@ -28,6 +28,7 @@
 #include "algorithms/schedule.h"
 #include "algorithms/simulator.h"
 #include "algorithms/slt.h"
+#include "algorithms/straggler.h"
 #include "support/schedule_check.h"
 
 namespace papshim {
@@ -44,6 +45,7 @@ struct Builder {
   const char* name;
   std::function<Schedule(const ScheduleParams&)> build;
   int nseg_for(int P) const {  // the documented segment count
+    if (std::string(name) == "straggler") return P > 1 ? P - 1 : 1;  // one chunk per slice for nseg <= P-1
     if (std::string(name) != "rabenseifner") return P;
     int p = 1;
     while (2 * p <= P) p *= 2;
@@ -59,6 +61,7 @@ const std::vector<Builder>& builders() {
       {"ring", build_ring_allreduce},
       {"rabenseifner", build_rabenseifner},
       {"direct", build_direct_allreduce},
+      {"straggler", build_straggler},
   };
   return all;
 }
