@@ -144,5 +144,28 @@ TEST(Straggler, CloseToTheBoundWithOneRankLate) {
   }
 }
 
+// Auto mode: with one of 8 ranks 50 ms late on 1 Gbit/s links the
+// straggler is the pick, and it simulates faster than PRR; with all ranks
+// on time it stays out.
+TEST(Straggler, AutoPicksItForOneVeryLateRank) {
+  SelectInput in;
+  in.nprocs = 8;
+  in.count = 1 << 20;
+  in.elem_size = 4;
+  in.cost = {50e-6, 8e-9, 0.3e-9};
+  in.arrival.assign(8, 0.0);
+  in.arrival[3] = 0.05;
+  in.rank = 3;
+  const Selection s = select_algorithm(in);
+  EXPECT_EQ(s.pick, Algo::Straggler) << format_selection(s);
+  ASSERT_TRUE(s.schedule);
+  EXPECT_EQ(s.schedule->nseg, 35);
+  EXPECT_EQ(s.schedule->programs[3].steps.size(), 70u);  // the late rank's own program only
+  in.simulate = true;
+  EXPECT_EQ(select_algorithm(in).pick, Algo::Straggler);
+  in.arrival.assign(8, 0.0);
+  EXPECT_NE(select_algorithm(in).pick, Algo::Straggler);
+}
+
 }  // namespace
 }  // namespace papshim
