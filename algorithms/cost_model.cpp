@@ -179,18 +179,20 @@ std::optional<double> allreduce_cost(Algo a, const ScheduleParams& p, const Cost
     }
     case Algo::Straggler: {
       // Phase 1 (direct reduce-scatter among the m early ranks, c chunks
-      // per slice) ends (m-1) c chunks after the second-last arrival; then
-      // the finished chunks: c rounds of m sends per owner.  After the late
-      // arrival: L's c rounds of m chunks, the owners forwarding each round
+      // per slice) ends (m-1) c chunks after the latest owner's arrival;
+      // then the finished chunks: c rounds of P-1 messages through every
+      // owner's ports (k late chunks and m-1 finished ones in, P-1 out).
+      // After the last arrival: c such rounds, the owners forwarding each
       // as it comes, plus the pipeline's fill: one round (the last owner
-      // gets its last chunk at the end of round c and sends it m times).
-      const int m = P - 1, c = straggler_chunks(p);
-      const Seg s = seg_costs(bytes / (static_cast<double>(m) * c), cost);
-      const double F1 = m > 1 ? arr.prev + (m - 1) * c * s.c + s.u : arr.prev;
-      const double round = std::max(m * s.t, s.g);
-      const double end = std::max(arr.last + (c + 1) * round,
-                                  F1 + kStragglerEarlyRounds * c * round);
-      return end + s.g - arr.mean;
+      // gets its last chunk at the end of round c and sends it P-1 times).
+      const StragglerPlan plan = straggler_plan(p);
+      const int m = plan.owners, c = plan.chunks;
+      const Seg s = seg_costs(bytes / plan.nseg, cost);
+      const double a_owner = arr.sorted[sz(m - 1)];
+      const double F1 = m > 1 ? a_owner + (m - 1) * c * s.c + s.u : a_owner;
+      const double round = std::max((Pd - 1) * s.t, plan.late * s.g);
+      const double end = std::max(arr.last + (c + 1) * round, F1 + kStragglerEarlyRounds * c * round);
+      return end + plan.late * s.g - arr.mean;
     }
     default:
       return std::nullopt;

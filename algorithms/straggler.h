@@ -1,7 +1,7 @@
 // Straggler allreduce: the early ranks reduce-scatter among themselves while
-// the latest rank is late; once it arrives its vector moves once, in small
-// chunks spread over the early ranks, each of which completes its slice and
-// sends it on to everyone at once.
+// the latest rank (or a small group of late ranks) is late; once it arrives
+// its vector moves once, in small chunks spread over the early ranks, each
+// of which completes its slice and sends it on to everyone at once.
 #pragma once
 
 #include <cstddef>
@@ -17,21 +17,29 @@ constexpr int kStragglerMaxChunks = 8;
 constexpr double kStragglerChunkBytes = 128.0 * 1024.0;
 // nseg stays at most this (tags reach 2 nseg, far below MPI_TAG_UB's floor).
 constexpr int kStragglerMaxSegments = 8192;
+// At most this many late ranks (and at most (P-1)/2).
+constexpr int kStragglerMaxLate = 8;
 
 // The segment count auto mode passes as ScheduleParams::nseg: P-1 slices of
 // chunks of about kStragglerChunkBytes.  Depends only on P and the size, so
 // it is timing-free.
 int straggler_segments(int nprocs, double bytes);
 
-// The chunks per slice the generator uses for these params: nseg / (P-1)
-// clamped to [1, kStragglerMaxChunks], at most count / (P-1) (no empty
-// chunk when avoidable) and nseg at most kStragglerMaxSegments.  Shared with
-// the cost model.
-int straggler_chunks(const ScheduleParams& params);
+// The chunks per slice with `owners` slices: nseg / (P-1) clamped to
+// [1, kStragglerMaxChunks], at most count / owners (no empty chunk when
+// avoidable) and owners * chunks at most kStragglerMaxSegments.
+int straggler_chunks(const ScheduleParams& params, int owners);
 
+// The whole structure, a function of the params alone (every rank builds the
+// same).  The late group is the last `late` ranks by arrival, k in
+// 1..min(kStragglerMaxLate, (P-1)/2) (at least 1), whichever a coarse model
+// in units of tau * nseg predicts to end first: a second rank about as late
+// as the last is better sending its vector like the last than holding up
+// phase 1.  Shared with the cost model.
 struct StragglerPlan {
-  std::vector<int> order;  // ranks by predicted arrival; order[P-1] is late
-  int owners = 0;          // P-1 early ranks, each owning one slice
+  std::vector<int> order;  // ranks by predicted arrival, ties by rank
+  int late = 1;            // order[owners .. P-1] are late
+  int owners = 0;          // order[0 .. owners-1] each own one slice
   int chunks = 1;          // segments per slice
   int nseg = 1;            // owners * chunks (1 for P <= 1)
 };

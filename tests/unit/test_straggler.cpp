@@ -38,13 +38,13 @@ TEST(Straggler, SegmentCounts) {
   EXPECT_EQ(straggler_segments(1, 1e6), 1);
   EXPECT_LE(straggler_segments(4096, 1e12), kStragglerMaxSegments);
   ScheduleParams p = late_rank(8, 3, 1.0, 1 << 20, 35);
-  EXPECT_EQ(straggler_chunks(p), 5);
+  EXPECT_EQ(straggler_chunks(p, 7), 5);
   p.nseg = 1000;  // more than the chunk limit
-  EXPECT_EQ(straggler_chunks(p), kStragglerMaxChunks);
+  EXPECT_EQ(straggler_chunks(p, 7), kStragglerMaxChunks);
   p.count = 20;  // 2 elements per owner: 2 chunks
-  EXPECT_EQ(straggler_chunks(p), 2);
+  EXPECT_EQ(straggler_chunks(p, 7), 2);
   p.count = 3;  // fewer elements than owners: 1 chunk (some empty)
-  EXPECT_EQ(straggler_chunks(p), 1);
+  EXPECT_EQ(straggler_chunks(p, 7), 1);
 }
 
 // The late rank sends each segment once, to its owner, and receives each
@@ -142,6 +142,50 @@ TEST(Straggler, CloseToTheBoundWithOneRankLate) {
     }
     EXPECT_LT(mean(Algo::Straggler, true), mean(Algo::Prr, true) + 0.1 * transfer) << P;
   }
+}
+
+// Two or three ranks about equally late form the late group (each sends its
+// vector to the owners); a second rank much earlier than the last stays an
+// owner.  Every such schedule is correct and each rank's own program is the
+// full build's.
+TEST(Straggler, SmallLateGroup) {
+  for (int P : {5, 8, 13, 16}) {
+    for (int k : {2, 3}) {
+      if (k > (P - 1) / 2) continue;  // the group's limit
+      for (std::size_t count : {3ul, 100ul, 1000000ul}) {
+        ScheduleParams p = late_rank(P, 1, 0.05, count, straggler_segments(P, 4.0 * static_cast<double>(count)));
+        for (int j = 1; j < k; ++j) p.arrival[static_cast<std::size_t>(P - j)] = 0.05 - 0.0001 * j;
+        p.tau = 1e-3;
+        const StragglerPlan plan = straggler_plan(p);
+        const std::string what = "P=" + std::to_string(P) + " k=" + std::to_string(k) + " count=" + std::to_string(count);
+        EXPECT_EQ(plan.late, k) << what;
+        EXPECT_EQ(plan.owners + plan.late, P) << what;
+        const Schedule s = build_straggler(p);
+        EXPECT_EQ(test_support::check_schedule(s, test_support::CheckModel::DataFlow), "") << what;
+        EXPECT_EQ(test_support::check_schedule(s, test_support::CheckModel::InOrder), "") << what;
+        SimCost cost = SimCost::tau_steps(1e-3);
+        cost.count = count;
+        EXPECT_TRUE(simulate(s, p.arrival, cost).ok) << what;
+        for (int r = 0; r < P; ++r) {
+          ScheduleParams own = p;
+          own.rank = r;
+          const Schedule o = build_straggler(own);
+          const auto& mine = o.programs[static_cast<std::size_t>(r)].steps;
+          const auto& full = s.programs[static_cast<std::size_t>(r)].steps;
+          ASSERT_EQ(mine.size(), full.size()) << what;
+          for (std::size_t i = 0; i < mine.size(); ++i)
+            EXPECT_TRUE(mine[i].op == full[i].op && mine[i].peer == full[i].peer && mine[i].seg == full[i].seg &&
+                        mine[i].tag == full[i].tag)
+                << what << " rank " << r << " step " << i;
+          EXPECT_EQ(o.max_tag(), s.max_tag()) << what;
+        }
+      }
+    }
+  }
+  ScheduleParams p = late_rank(8, 1, 0.05, 1 << 20, 35);
+  p.arrival[2] = 0.01;  // 40 ms before the last: phase 1 has time
+  p.tau = 1e-3;
+  EXPECT_EQ(straggler_plan(p).late, 1);
 }
 
 // Auto mode: with one of 8 ranks 50 ms late on 1 Gbit/s links the
