@@ -12,6 +12,7 @@
 #include "algorithms/ring_allreduce.h"
 #include "algorithms/slt.h"
 #include "algorithms/sparbit.h"
+#include "algorithms/straggler.h"
 
 namespace papshim {
 
@@ -37,6 +38,8 @@ const std::vector<AlgoInfo>& table() {
        "recursive halving reduce-scatter then recursive doubling allgather"},
       {Algo::DirectAllreduce, "direct", Collective::Allreduce, true, always<build_direct_allreduce>,
        "every rank sends each slice straight to its owner, owners send the sums to all"},
+      {Algo::Straggler, "straggler", Collective::Allreduce, true, always<build_straggler>,
+       "early ranks reduce-scatter while the latest is late, then its vector moves once in chunks"},
       {Algo::Clairvoyant, "clairvoyant", Collective::Reduce, true, always<build_clairvoyant>,
        "round-based reduce that pairs processes by predicted availability (segment-tree generator)"},
       {Algo::ClairvoyantLinear, "clairvoyant_linear", Collective::Reduce, true,

@@ -19,6 +19,7 @@ enum class Algo {
   Clairvoyant, ClairvoyantLinear, Binomial, SortedBinomial,  // reduce
   Sparbit, RingAllgather, Bruck, RecursiveDoubling,      // allgather
   DirectAllreduce,                                       // allreduce (appended: values are keys)
+  Straggler,                                             // allreduce
 };
 
 // Builds a schedule; nullopt when the algorithm cannot serve these inputs

@@ -22,12 +22,18 @@
 
 #include "algorithms/binomial_reduce.h"
 #include "algorithms/selector.h"
+#include "algorithms/straggler.h"
 
 namespace papshim {
 
 namespace {
 
 std::size_t sz(int i) { return static_cast<std::size_t>(i); }
+
+// Straggler allreduce: when phase 1 ends after the late arrival, its
+// finished chunks contend with phase 1's last ones; this many rounds per
+// chunk then (read off the simulator).
+constexpr double kStragglerEarlyRounds = 1.3;
 
 int ceil_log2(int P) {
   int k = 0;
@@ -110,6 +116,25 @@ struct Frame {
   double bytes;  // whole vector (allreduce, reduce) or one block (allgather)
 };
 
+// The straggler allreduce (straggler.h).  Phase 1 (direct reduce-scatter
+// among the m early ranks, c chunks per slice) ends (m-1) c chunks after the
+// latest owner's arrival; then the finished chunks: c rounds of P-1
+// messages through every owner's ports (k late chunks and m-1 finished ones
+// in, P-1 out).  After the last arrival: c such rounds, the owners
+// forwarding each as it comes, plus the pipeline's fill: one round (the
+// last owner gets its last chunk at the end of round c and sends it P-1
+// times).
+double straggler_cost(const ScheduleParams& p, const CostFigures& cost, const ArrivalSummary& arr, const Frame& f) {
+  const StragglerPlan plan = straggler_plan(p);
+  const int m = plan.owners, c = plan.chunks;
+  const Seg s = seg_costs(f.bytes / plan.nseg, cost);
+  const double a_owner = arr.sorted[sz(m - 1)];
+  const double F1 = m > 1 ? a_owner + (m - 1) * c * s.c + s.u : a_owner;
+  const double round = std::max((f.Pd - 1) * s.t, plan.late * s.g);
+  const double end = std::max(arr.last + (c + 1) * round, F1 + kStragglerEarlyRounds * c * round);
+  return end + plan.late * s.g - arr.mean;
+}
+
 std::optional<double> allreduce_cost(Algo a, const ScheduleParams& p, const CostFigures& cost,
                                      const ArrivalSummary& arr, const Frame& f) {
   const int P = f.P;
@@ -171,6 +196,8 @@ std::optional<double> allreduce_cost(Algo a, const ScheduleParams& p, const Cost
       for (int k = 0; k < P; ++k) F = std::max(F, arr.sorted[sz(k)] + R_late + (P - 1 - k) * (s.c + 0.8 * s.u));
       return F - arr.mean;
     }
+    case Algo::Straggler:
+      return straggler_cost(p, cost, arr, f);
     default:
       return std::nullopt;
   }
@@ -233,6 +260,7 @@ std::optional<double> closed_form_mean_elapsed(Algo a, Collective coll, const Sc
     case Algo::DirectAllreduce:
     case Algo::Prr:
     case Algo::Slt:
+    case Algo::Straggler:
       return allreduce_cost(a, p, cost, arr, f);
     case Algo::RingAllgather:
     case Algo::Bruck:

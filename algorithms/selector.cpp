@@ -7,6 +7,7 @@
 #include "algorithms/cost_model.h"
 #include "algorithms/reproducible.h"
 #include "algorithms/simulator.h"
+#include "algorithms/straggler.h"
 
 namespace papshim {
 
@@ -32,7 +33,7 @@ std::vector<Algo> native_models(Collective c, int P) {
 
 std::vector<Algo> aware_candidates(Collective c, int P) {
   switch (c) {
-    case Collective::Allreduce: return {Algo::Prr, Algo::Slt};
+    case Collective::Allreduce: return {Algo::Prr, Algo::Slt, Algo::Straggler};
     case Collective::Reduce:
       if (P <= kClairvoyantSimMaxP) return {Algo::Clairvoyant, Algo::SortedBinomial};
       return {Algo::SortedBinomial};
@@ -61,6 +62,8 @@ ScheduleParams schedule_params_for(Algo a, const SelectInput& in) {
     // schedule holds nseg steps per tree edge).
     const double n = std::ceil(whole_bytes(in) / static_cast<double>(in.tree_segsize));
     nseg = static_cast<int>(std::clamp(n, 1.0, static_cast<double>(kMaxTreeSegments)));
+  } else if (a == Algo::Straggler) {
+    nseg = straggler_segments(in.nprocs, whole_bytes(in));
   }
   p.nseg = nseg;
   const double seg_bytes = whole_bytes(in) / nseg;
@@ -116,13 +119,7 @@ std::optional<double> predict(const SelectInput& in, const ArrivalSummary& summa
   simulated = true;
   BuildResult b = build_schedule(a, p);
   if (!b.schedule) return std::nullopt;
-  SimCost cost;
-  cost.alpha = in.cost.alpha;
-  cost.beta = in.cost.beta;
-  cost.gamma = in.cost.gamma;
-  cost.elem_size = in.elem_size;
-  cost.count = in.count;
-  const SimResult r = simulate(*b.schedule, p.arrival, cost);
+  const SimResult r = simulate(*b.schedule, p.arrival, SimCost::from_figures(in.cost, in.elem_size, in.count));
   if (!r.ok) return std::nullopt;
   return r.mean_elapsed;
 }

@@ -42,6 +42,16 @@ SimCost SimCost::tau_steps(double tau) {
   return c;
 }
 
+SimCost SimCost::from_figures(const CostFigures& figures, std::size_t elem_size, std::size_t count) {
+  SimCost c;
+  c.alpha = figures.alpha;
+  c.beta = figures.beta;
+  c.gamma = figures.gamma;
+  c.elem_size = elem_size;
+  c.count = count;
+  return c;
+}
+
 std::size_t SimCost::seg_bytes(const Schedule& s, int seg) const {
   if (s.coll == Collective::Allgather) return count * elem_size;
   return segment_bounds(count, s.nseg, seg).n * elem_size;

@@ -74,6 +74,7 @@
 #include <vector>
 
 #include "algorithms/schedule.h"
+#include "common/cost_figures.h"
 
 namespace papshim {
 
@@ -88,6 +89,9 @@ struct SimCost {
   // The seeds' unit: every transfer (with its reduction) of a segment takes
   // `tau`, whatever its size.
   static SimCost tau_steps(double tau);
+  // The measured figures (alpha, beta, gamma) for `count` elements of
+  // `elem_size` bytes, serial ports.
+  static SimCost from_figures(const CostFigures& figures, std::size_t elem_size, std::size_t count);
 
   // Bytes in segment `seg` of schedule `s`.
   std::size_t seg_bytes(const Schedule& s, int seg) const;

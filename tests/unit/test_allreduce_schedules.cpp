@@ -1,5 +1,5 @@
 // Tests for the allreduce schedules: SLT, plain linear tree, PRR, ring,
-// Rabenseifner and direct.
+// Rabenseifner, direct and straggler.
 //
 // Every schedule is checked by the independent symbolic checker of
 // support/schedule_check.h (in program order and under the executor's
@@ -28,6 +28,7 @@
 #include "algorithms/schedule.h"
 #include "algorithms/simulator.h"
 #include "algorithms/slt.h"
+#include "algorithms/straggler.h"
 #include "support/schedule_check.h"
 
 namespace papshim {
@@ -43,7 +44,9 @@ std::vector<double> arrivals(int P, int pattern, std::mt19937& rng) {
 struct Builder {
   const char* name;
   std::function<Schedule(const ScheduleParams&)> build;
-  int nseg_for(int P) const {  // the documented segment count
+  int nseg_for(const ScheduleParams& params) const {  // the documented segment count
+    const int P = params.nprocs;
+    if (std::string(name) == "straggler") return straggler_plan(params).nseg;
     if (std::string(name) != "rabenseifner") return P;
     int p = 1;
     while (2 * p <= P) p *= 2;
@@ -59,6 +62,7 @@ const std::vector<Builder>& builders() {
       {"ring", build_ring_allreduce},
       {"rabenseifner", build_rabenseifner},
       {"direct", build_direct_allreduce},
+      {"straggler", build_straggler},
   };
   return all;
 }
@@ -67,7 +71,7 @@ const std::vector<Builder>& builders() {
 void expect_correct(const Builder& b, const ScheduleParams& p, const std::string& what) {
   const Schedule s = b.build(p);
   ASSERT_EQ(static_cast<int>(s.programs.size()), p.nprocs) << what;
-  EXPECT_EQ(s.nseg, b.nseg_for(p.nprocs)) << what;
+  EXPECT_EQ(s.nseg, b.nseg_for(p)) << what;
   EXPECT_LE(s.max_tag(), 4 * s.nseg) << what;
   for (bool in_order : {true, false}) {
     const std::string err = check_schedule(s, in_order ? CheckModel::InOrder : CheckModel::DataFlow);

@@ -58,7 +58,7 @@ Instance draw(std::mt19937& rng, int i) {
 std::vector<Algo> regular(Collective c) {
   switch (c) {
     case Collective::Allreduce:
-      return {Algo::RingAllreduce, Algo::Rabenseifner, Algo::DirectAllreduce, Algo::Prr, Algo::Slt};
+      return {Algo::RingAllreduce, Algo::Rabenseifner, Algo::DirectAllreduce, Algo::Prr, Algo::Slt, Algo::Straggler};
     case Collective::Reduce: return {Algo::Binomial, Algo::SortedBinomial};
     case Collective::Allgather: return {Algo::RingAllgather, Algo::Bruck, Algo::Sparbit, Algo::RecursiveDoubling};
   }
@@ -86,13 +86,7 @@ TEST(CostModel, ClosedFormsMatchTheSimulator) {
       ASSERT_TRUE(cf.has_value()) << algo_info(a).name;
       const BuildResult b = build_schedule(a, p);
       ASSERT_TRUE(b.schedule) << b.reason;
-      SimCost c;
-      c.alpha = in.cost.alpha;
-      c.beta = in.cost.beta;
-      c.gamma = in.cost.gamma;
-      c.elem_size = in.elem_size;
-      c.count = in.count;
-      const SimResult r = simulate(*b.schedule, p.arrival, c);
+      const SimResult r = simulate(*b.schedule, p.arrival, SimCost::from_figures(in.cost, in.elem_size, in.count));
       ASSERT_TRUE(r.ok) << r.error;
       const double err = std::fabs(*cf - r.mean_elapsed);
       Tally& t = tally[static_cast<int>(a)];
