@@ -16,6 +16,11 @@ np=${1:-2} reps=${2:-5} self=${3:-}
 [[ -z $self || $self == --self ]] || { echo "overhead.sh: third argument must be --self, not '$self'" >&2; exit 2; }
 [[ -x build/bench/overhead ]] || scripts/build.sh >/dev/null
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Ranks spin while they wait when each has a core (as on a cluster node);
+# with more ranks than cores they yield, or the run would crawl.  Yielding
+# turns any delay before a send into a partner's sched_yield, which
+# multiplies what a few nanoseconds cost.
+yield=$((np > $(nproc) ? 1 : 0))
 lib=$PWD/build/libpapshim.so
 declare -A runs=(
   [1-without]=""
@@ -31,14 +36,14 @@ for ((i = 0; i < reps; i++)); do
   for k in $(printf '%s\n' "${!runs[@]}" | sort); do
     progress_step "repetition $((i + 1)), ${k#*-}"
     # shellcheck disable=SC2086
-    read -r a b c < <(mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np "$np" -x PAPSHIM_REPORT=off ${runs[$k]} \
+    read -r a b c < <(mpirun --oversubscribe --mca mpi_yield_when_idle "$yield" -np "$np" -x PAPSHIM_REPORT=off ${runs[$k]} \
       build/bench/overhead $self)
     col1[$k]+="$a " col2[$k]+="$b " col3[$k]+="$c "
   done
 done
 progress_end
 med() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-echo "8-byte MPI_Allreduce on ${self:+MPI_COMM_SELF of }$np ranks, us per call, median of $reps runs"
+echo "8-byte MPI_Allreduce on ${self:+MPI_COMM_SELF of }$np ranks ($( ((yield)) && echo yielding || echo spinning) while waiting), us per call, median of $reps runs"
 echo "(each run: medians of 15 batches of 2000 calls; 'added' = MPI_ minus PMPI_ batches, paired)"
 printf '  %-16s %8s %8s %8s   %s\n' variant MPI_ PMPI_ added "added, per run"
 for k in $(printf '%s\n' "${!col1[@]}" | sort); do
