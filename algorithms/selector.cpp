@@ -90,7 +90,7 @@ const char* screen(const SelectInput& in, Selection& s) {
   if (in.coll != Collective::Allgather && s.spread < 0.5 * s.message_time)
     return "balanced: predicted spread below half a message time";
   if (in.coll != Collective::Allgather && s.spread < kNoiseSpreads * in.noise)
-    return "balanced within the prediction error: predicted spread below 4 times the ranks' recent error";
+    return "balanced within the prediction error: predicted spread below 4 times the scatter of the ranks' errors";
   return "";
 }
 

@@ -43,8 +43,8 @@ struct SelectInput {
   int clv_segments = 0;        // 0: chosen here
   long tree_segsize = 32768;   // binomial trees: bytes per segment (0: P segments)
   double margin = 0.10;
-  // The ranks' typical prediction error (seconds; RoundResult::noise): a
-  // predicted spread below kNoiseSpreads of it is taken as balanced.
+  // The scatter of the ranks' prediction errors (seconds; RoundResult::noise):
+  // a predicted spread below kNoiseSpreads of it is taken as balanced.
   double noise = 0;
   // Measured / modelled time per algorithm (key: int(coll) * 64 + int(algo);
   // native: Algo::Native), from the shim's own executions; 1 when absent.
@@ -65,8 +65,9 @@ struct SelectInput {
 // ranks, where simulating it is cheap enough.
 constexpr int kClairvoyantSimMaxP = 64;
 
-// Independent errors of this size put the range of P predicted arrivals at
-// a few times it (about 3.5 standard deviations at P = 16), balanced or not.
+// Independent errors of this median absolute deviation put the range of P
+// predicted arrivals at a few times it (4.2 at P = 8, 5.2 at P = 16 for
+// normal errors), balanced or not.
 constexpr double kNoiseSpreads = 4.0;
 
 struct Candidate {

@@ -56,7 +56,7 @@ Predictor::Predictor(MPI_Comm xchg, int size, int rank, int tag_top, int window,
       min_bytes_(static_cast<std::uint64_t>(std::max(min_bytes, 0L))),
       history_(window),
       my_prediction_(kNaN),
-      recent_error_(kNaN),
+      last_error_(kNaN),
       recv_(static_cast<std::size_t>(size), RoundMessage{}),
       exchange_(xchg, size, rank, kRoundWords, tag_top) {}
 
@@ -81,7 +81,7 @@ void Predictor::publish(double value, double anchored_phase, double edge_time, d
   mine.edge_time = edge_time;
   mine.edge_fraction = edge_fraction;
   mine.prefers_anchor = history_.anchored_phase_next() ? 1.0 : 0.0;
-  mine.recent_error = recent_error_;
+  mine.last_error = last_error_;
   sent_ = true;
   // This round's exchange (see the header for why the rounds of a
   // communicator match up on every rank).  On an MPI error it ends with NaN
@@ -89,15 +89,23 @@ void Predictor::publish(double value, double anchored_phase, double edge_time, d
   exchange_.start(&mine, recv_.data());
 }
 
-double median_error(const RoundMessage* msgs, int nranks) {
-  std::vector<double> e;
-  e.reserve(static_cast<std::size_t>(nranks));
-  for (int i = 0; i < nranks; ++i)
-    if (std::isfinite(msgs[i].recent_error)) e.push_back(msgs[i].recent_error);
-  if (e.empty()) return 0;
-  const auto mid = e.begin() + static_cast<std::ptrdiff_t>(e.size() / 2);
-  std::nth_element(e.begin(), mid, e.end());
+namespace {
+double upper_median(std::vector<double>& v) {
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
   return *mid;
+}
+}  // namespace
+
+double error_scatter(const RoundMessage* msgs, int nranks) {
+  std::vector<double> e;
+  e.reserve(static_cast<std::size_t>(std::max(nranks, 0)));
+  for (int i = 0; i < nranks; ++i)
+    if (std::isfinite(msgs[i].last_error)) e.push_back(msgs[i].last_error);
+  if (e.size() < 2) return kNaN;
+  const double m = upper_median(e);
+  for (double& x : e) x = std::fabs(x - m);
+  return upper_median(e);
 }
 
 bool Predictor::vector_valid() const {
@@ -118,7 +126,12 @@ void Predictor::round_complete() {
   arrival_.resize(static_cast<std::size_t>(size_));
   const bool anchor_edges = edges_from_anchor(recv_.data(), size_);
   for (std::size_t p = 0; p < recv_.size(); ++p) arrival_[p] = predicted_arrival(recv_[p], anchor_, anchor_edges);
-  noise_ = median_error(recv_.data(), size_);
+  // Every rank folds the same scatter in the same rounds: the same noise.
+  if (const double d = error_scatter(recv_.data(), size_); std::isfinite(d)) {
+    constexpr double kNew = 0.25;  // a pattern that holds shows within a few rounds, one surprise fades
+    noise_ = noise_seen_ ? (1 - kNew) * noise_ + kNew * d : d;
+    noise_seen_ = true;
+  }
 
   constexpr double kKeep = 0.5;    // weight of the old factor
   constexpr double kDrift = 0.98;  // per round, unused factors move towards 1
@@ -161,13 +174,7 @@ std::optional<RoundResult> Predictor::on_entry(std::uint64_t seq, double arrival
   }
   round_open_ = false;
   my_prediction_ = arrival_[static_cast<std::size_t>(rank_)];
-  if (std::isfinite(my_prediction_)) {
-    // Published with the next round.  A quarter of each new error: a
-    // pattern that holds shows within a few calls, one surprise fades.
-    constexpr double kNew = 0.25;
-    const double e = std::fabs(arrival - my_prediction_);
-    recent_error_ = std::isfinite(recent_error_) ? (1 - kNew) * recent_error_ + kNew * e : e;
-  }
+  if (std::isfinite(my_prediction_)) last_error_ = arrival - my_prediction_;  // published with the next round
   if (!vector_valid()) return std::nullopt;
   return result();
 }

@@ -131,8 +131,11 @@ using Corrections = std::unordered_map<int, double>;
 struct RoundResult {
   std::vector<double> arrival;
   Corrections corrections;
-  // The median over ranks of their recent prediction errors (0: none known):
-  // a predicted spread within a few of these is noise, not a pattern.
+  // How far the ranks' prediction errors scatter around their common part
+  // (a moving average over rounds of the median absolute deviation of the
+  // ranks' last errors; 0: not known yet).  A predicted spread within a few
+  // of these is noise, not a pattern; an error all ranks share moves no
+  // one's arrival relative to the others and does not count.
   double noise = 0;
 };
 
@@ -154,7 +157,7 @@ struct RoundMessage {
   double edge_time;       // the time of its edge (papshim_edge), or NaN
   double edge_fraction;   // the fraction of the phase done at that edge, or NaN
   double prefers_anchor;  // 1 if it found its anchored phases the steadier ones, else 0
-  double recent_error;    // its recent |arrival - prediction| (moving average, seconds), or NaN
+  double last_error;      // its last predicted call's arrival minus the prediction (seconds), or NaN
 };
 static_assert(std::is_trivially_copyable_v<RoundMessage> && sizeof(RoundMessage) == kRoundWords * sizeof(double),
               "a round message is sent as kRoundWords doubles");
@@ -171,9 +174,10 @@ static_assert(std::is_trivially_copyable_v<RoundMessage> && sizeof(RoundMessage)
 // estimates measure whole phases and carry no such bias, so each rank's
 // own choice stands.
 double predicted_arrival(const RoundMessage& msg, double anchor, bool anchor_edges);
-// The median (the upper one of an even count) of the ranks' recent prediction errors (finite ones; 0 when
-// none): the same on every rank, from the same messages.
-double median_error(const RoundMessage* msgs, int nranks);
+// The median absolute deviation of the ranks' last errors from their median
+// (finite ones; the upper median of an even count), or NaN with fewer than
+// two: the same on every rank, from the same messages.
+double error_scatter(const RoundMessage* msgs, int nranks);
 // Whether the round's edges are extrapolated from the anchor: most of the
 // ranks that sent an edge prefer their anchored phases.  `msgs` holds
 // `nranks` messages.
@@ -258,8 +262,9 @@ class Predictor {
   std::uint64_t round_seq_ = 0;
   double last_elapsed_ = 0;
   double my_prediction_;
-  double recent_error_;          // moving average of |arrival - my_prediction_| (NaN: none yet)
-  double noise_ = 0;             // the completed round's RoundResult::noise
+  double last_error_;            // arrival - my_prediction_ at the last predicted call (NaN: none yet)
+  double noise_ = 0;             // RoundResult::noise, updated by every completed round
+  bool noise_seen_ = false;
   RanDecision ran_;           // what ran in the call before the open round
   Corrections corrections_;
   std::vector<RoundMessage> recv_;  // one per rank: the exchange's output

@@ -123,16 +123,20 @@ TEST(RoundMessage, ArrivalFromAnchorEdgeOrOwnPrediction) {
   EXPECT_EQ(predicted_arrival(edge, 2.5, true), 5.0);   // an edge before the anchor: not from it
 }
 
-// The round's noise: the median of the finite recent errors, identical for
-// every rank that holds the same messages; 0 when no rank has one yet.
-TEST(RoundMessage, NoiseIsTheMedianOfTheRanksRecentErrors) {
+// The round's error scatter: how far the ranks' last errors lie from their
+// median, identical for every rank that holds the same messages.  An error
+// every rank shares is no scatter; fewer than two errors: not known.
+TEST(RoundMessage, ErrorScatterIgnoresTheErrorAllRanksShare) {
   const double nan = NAN;
   auto msg = [nan](double err) { return RoundMessage{1.0, 0.1, 1.0, nan, nan, nan, 0, err}; };
-  std::vector<RoundMessage> msgs{msg(nan), msg(nan)};
-  EXPECT_EQ(median_error(msgs.data(), 2), 0.0);
+  std::vector<RoundMessage> msgs{msg(nan), msg(0.020)};
+  EXPECT_TRUE(std::isnan(error_scatter(msgs.data(), 2)));
+  msgs = {msg(0.018), msg(0.018), msg(0.018), msg(0.018)};  // all 18 ms late: no scatter
+  EXPECT_EQ(error_scatter(msgs.data(), 4), 0.0);
+  // Errors 1, 2, 3, 50 ms (and one unknown): median 3; deviations 2, 1, 0, 47: upper median 2.
   msgs = {msg(0.003), msg(0.050), msg(nan), msg(0.001), msg(0.002)};
-  EXPECT_EQ(median_error(msgs.data(), 5), 0.003);  // the upper of the middle two; 0.050 does not pull it
-  EXPECT_EQ(median_error(msgs.data(), 0), 0.0);
+  EXPECT_NEAR(error_scatter(msgs.data(), 5), 0.002, 1e-15);
+  EXPECT_TRUE(std::isnan(error_scatter(msgs.data(), 0)));
 }
 
 TEST(RoundMessage, EdgesFromTheAnchorByMajorityOfEdgeSenders) {
