@@ -71,6 +71,7 @@ void HelperThread::loop() {
   std::vector<Event> watch;
   RoundResult round;
   long pace_ns = kMinPaceNs;
+  int skipped = 0;  // polls left out in a row while the application was inside a collective
   while (!stop_.load()) {
     bool advanced = false;
     StallWatch::instance().check();  // PAPSHIM_STALL_SECONDS (nothing when 0)
@@ -79,8 +80,12 @@ void HelperThread::loop() {
       auto same = [&](const Event& w) { return w.pred == e.pred; };
       if (std::find_if(watch.begin(), watch.end(), same) == watch.end()) watch.push_back(std::move(e));
     }
-    const bool app_in_mpi = in_collective_.load(std::memory_order_relaxed) > 0;
-    for (auto it = watch.begin(); !app_in_mpi && it != watch.end();) {
+    // Inside a collective the library progresses what is posted, but the
+    // next step of a round is posted only by a poll (test()), and peers may
+    // wait for it at their next call: so every kMaxSkipped-th poll still runs.
+    const bool skip = in_collective_.load(std::memory_order_relaxed) > 0 && skipped < kMaxSkipped;
+    skipped = skip ? skipped + 1 : 0;
+    for (auto it = watch.begin(); !skip && it != watch.end();) {
       std::uint64_t seq = 0;
       CallShape shape;
       if (it->pred->poll(round, seq, shape, advanced)) {

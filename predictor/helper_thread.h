@@ -60,7 +60,8 @@ class HelperThread {
 
   // An application thread runs a collective papshim handles: meanwhile
   // its MPI library progresses the open rounds' messages, and the helper
-  // leaves the library to it (no test() calls competing for its locks).
+  // leaves the library to it (no test() calls competing for its locks)
+  // for up to kMaxSkipped polls in a row, so rounds still move on.
   void collective_begins() { in_collective_.fetch_add(1, std::memory_order_relaxed); }
   void collective_ends() { in_collective_.fetch_sub(1, std::memory_order_relaxed); }
 
@@ -93,6 +94,7 @@ class HelperThread {
   bool back_off_ = false;
   static constexpr long kMinPaceNs = 100000;   // between polls while rounds progress
   static constexpr long kMaxPaceNs = 1000000;  // after polls that found nothing new, when backing off
+  static constexpr int kMaxSkipped = 7;        // polls left out in a row while the application is in a collective
   Precompute precompute_;
   std::atomic<double> cpu_seconds_{0};
   std::atomic<std::uint64_t> precomputed_{0};

@@ -36,8 +36,9 @@ for ((i = 0; i < reps; i++)); do
   for k in $(printf '%s\n' "${!runs[@]}" | sort); do
     progress_step "repetition $((i + 1)), ${k#*-}"
     # shellcheck disable=SC2086
-    read -r a b c < <(mpirun --oversubscribe --mca mpi_yield_when_idle "$yield" -np "$np" -x PAPSHIM_REPORT=off ${runs[$k]} \
-      build/bench/overhead $self)
+    out=$(mpirun --oversubscribe --mca mpi_yield_when_idle "$yield" -np "$np" -x PAPSHIM_REPORT=off ${runs[$k]} \
+      build/bench/overhead $self) || { echo "overhead.sh: the run '${k#*-}' failed: $out" >&2; exit 1; }
+    read -r a b c <<<"$out"
     col1[$k]+="$a " col2[$k]+="$b " col3[$k]+="$c "
   done
 done

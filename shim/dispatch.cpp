@@ -333,19 +333,20 @@ bool passes_through(const CallArgs& a, const CommContext& ctx, int tsize) {
   return block < runtime().cfg.min_bytes;
 }
 
-// The pass-through: native call, and its statistics as a few adds.
-int pass_through(const CallArgs& a, CommContext& ctx, int tsize) {
+// The pass-through: native call, and its statistics as a few adds.  `rc` is
+// set as soon as the call ran, so a failure of the bookkeeping after it
+// never runs the call twice (dispatch()).
+void pass_through(const CallArgs& a, CommContext& ctx, int tsize, std::optional<int>& rc) {
   ctx.seq++;
   CommRegistry::instance().set_last_used(&ctx);
   const CallSite site = capture_callsite(a.ret_addr, runtime().cfg.callsite_depth);
   const std::uint64_t t0 = ticks();
-  const int rc = call_native(a);
+  rc = call_native(a);
   const std::uint64_t t1 = ticks();
   const std::uint64_t per_rank = static_cast<std::uint64_t>(tsize) * static_cast<std::uint64_t>(a.count);
   const std::uint64_t bytes = per_rank * (a.coll == Collective::Allgather ? static_cast<std::uint64_t>(ctx.size) : 1u);
   // A thread moved to a core whose counter lags: count the call, not a wrapped time.
   Stats::record_pass_through(ctx.row_of(a.coll, site), t1 > t0 ? t1 - t0 : 0, bytes);
-  return rc;
 }
 
 // `rc` is set once the call ran (natively or by a schedule).
@@ -357,7 +358,7 @@ void dispatch_call(const CallArgs& a, std::optional<int>& rc) {
   }
   const int tsize = type_size(a.type);
   if (passes_through(a, *ctx, tsize)) {
-    rc = pass_through(a, *ctx, tsize);
+    pass_through(a, *ctx, tsize, rc);
     return;
   }
   const double arrival = common_now();

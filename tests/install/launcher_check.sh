@@ -23,6 +23,9 @@ expect_dry() {
 expect_dry mpiexec.hydra -n 4 ./app -- "mpiexec.hydra -genv LD_PRELOAD $lib -n 4 ./app"
 expect_dry srun -N 2 ./app -- "srun --export=ALL,LD_PRELOAD=$lib -N 2 ./app"
 expect_dry srun --export=NONE -N 2 ./app -- "srun --export=NONE,LD_PRELOAD=$lib -N 2 ./app"
+# The program's own arguments are the program's, even one spelled like srun's option.
+expect_dry srun -n 4 ./app --export=x -- "srun --export=ALL,LD_PRELOAD=$lib -n 4 ./app --export=x"
+expect_dry srun --mpi=pmix --pty -n 2 ./app --export y -- "srun --export=ALL,LD_PRELOAD=$lib --mpi=pmix --pty -n 2 ./app --export y"
 PAPSHIM_ALLREDUCE=prr expect_dry mpirun -np 2 ./app -- "mpirun -x LD_PRELOAD=$lib -x PAPSHIM_ALLREDUCE -np 2 ./app"
 
 # expect_error WANTED ARGS...: exit 2 and WANTED in stderr
