@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "algorithms/cost_model.h"
 #include "algorithms/reproducible.h"
@@ -94,18 +95,22 @@ const char* screen(const SelectInput& in, Selection& s) {
   return "";
 }
 
-// The measured correction of algorithm `a`'s model (1 when none).
+// The measured correction of algorithm `a`'s model: the collective's
+// common factor times the algorithm's own (1 when absent).
 double correction_for(const SelectInput& in, Algo a) {
   const int base = static_cast<int>(in.coll) * 64;
-  auto it = in.correction.find(base + static_cast<int>(a));
-  if (it != in.correction.end()) return it->second;
+  auto factor = [&](int key) -> std::optional<double> {
+    auto it = in.correction.find(base + key);
+    return it == in.correction.end() ? std::nullopt : std::optional<double>(it->second);
+  };
+  const double common = factor(kCommonCorrection).value_or(1.0);
+  if (auto own = factor(static_cast<int>(a))) return common * *own;
   // An untried sorted binomial tree starts from what the native binomial
   // tree measured against its model: the same tree in the same segments
   // (the model misses the same things in both, e.g. eager sends).
   if (a == Algo::SortedBinomial)
-    if (auto n = in.correction.find(base + static_cast<int>(Algo::Native)); n != in.correction.end())
-      return n->second;
-  return 1.0;
+    if (auto n = factor(static_cast<int>(Algo::Native))) return common * *n;
+  return common;
 }
 
 // A candidate's predicted mean elapsed time (closed form, or the simulator

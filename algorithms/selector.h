@@ -31,6 +31,9 @@
 
 namespace papshim {
 
+// The key offset of a collective's common correction factor (no Algo has it).
+constexpr int kCommonCorrection = 63;
+
 struct SelectInput {
   Collective coll = Collective::Allreduce;
   int nprocs = 1;
@@ -46,8 +49,10 @@ struct SelectInput {
   // The scatter of the ranks' prediction errors (seconds; RoundResult::noise):
   // a predicted spread below kNoiseSpreads of it is taken as balanced.
   double noise = 0;
-  // Measured / modelled time per algorithm (key: int(coll) * 64 + int(algo);
-  // native: Algo::Native), from the shim's own executions; 1 when absent.
+  // Measured / modelled time, from the shim's own executions: per
+  // collective a common factor (key int(coll) * 64 + kCommonCorrection)
+  // times one per algorithm (key int(coll) * 64 + int(algo); native:
+  // Algo::Native); 1 when absent.
   std::unordered_map<int, double> correction;
   // PAPSHIM_REPRODUCIBLE: for allreduce and reduce, schedule_params_for()
   // drops arrivals and costs and select_algorithm() picks by shape alone

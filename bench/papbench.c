@@ -419,6 +419,30 @@ static double measure_delta(MPI_Comm comm, int rank, int size, long count, float
   return delta;
 }
 
+/* delta_all: the same transfer with every rank sending to the next and
+ * receiving from the previous at once, median over `reps` of the slowest
+ * rank.  On a machine whose network or cores cannot carry every rank's
+ * transfer at full rate (emulated hosts sharing a few cores) it exceeds
+ * delta: any allreduce must move about one vector into every rank after the
+ * last arrival, so this is the floor the machine can reach. */
+static double measure_delta_all(MPI_Comm comm, int rank, int size, long count, float* send, float* recv, int reps) {
+  if (size < 2 || count == 0) return 0;
+  double* slowest = malloc(sizeof(double) * (size_t)reps);
+  for (int k = -1; k < reps; ++k) { /* one unrecorded round first */
+    quiet_barrier(comm);
+    const double t0 = MPI_Wtime();
+    PMPI_Sendrecv(send, (int)count, MPI_FLOAT, (rank + 1) % size, 913, recv, (int)count, MPI_FLOAT,
+                  (rank + size - 1) % size, 913, comm, MPI_STATUS_IGNORE);
+    const double mine = MPI_Wtime() - t0;
+    double most = 0;
+    PMPI_Allreduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, comm);
+    if (k >= 0) slowest[k] = most;
+  }
+  const double d = median_of(slowest, reps);
+  free(slowest);
+  return d;
+}
+
 /* ---------------------------------------------------------------------------
  * One configuration */
 
@@ -431,7 +455,7 @@ struct config {
 struct summary {
   double median, mean, min, p90, max, stdev; /* of per-iteration average elapsed */
   double e_lo, span, skew;                    /* medians over iterations */
-  double delta;
+  double delta, delta_all;
   long errors;
 };
 
@@ -623,7 +647,7 @@ static void run_config(const struct options* o, const struct config* c, int conf
 
 static const char* kCsvHeader =
     "label,rep,op,count,bytes,nprocs,mode,delay_ms,iters,median_us,mean_us,min_us,p90_us,errors,"
-    "max_us,stdev_us,e_lo_us,delta_us,span_us,skew_us,base_ms,warmup,root,late_rank,edge,seed\n";
+    "max_us,stdev_us,e_lo_us,delta_us,span_us,skew_us,base_ms,warmup,root,late_rank,edge,seed,delta_all_us\n";
 
 static FILE* open_append_with_header(const char* path, const char* header) {
   struct stat st;
@@ -637,11 +661,12 @@ static FILE* open_append_with_header(const char* path, const char* header) {
 static void print_row(FILE* f, const struct options* o, const struct config* c, int size, const struct summary* s) {
   fprintf(f,
           "%s,%d,%s,%ld,%ld,%d,%s,%g,%d,%.3f,%.3f,%.3f,%.3f,%ld,"
-          "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%g,%d,%d,%d,%d,%llu\n",
+          "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%g,%d,%d,%d,%d,%llu,%.3f\n",
           o->label, o->rep, op_name(o->op), c->count, c->count * (long)sizeof(float), size, mode_name(c->mode),
           c->delay_ms, o->iters, s->median * 1e6, s->mean * 1e6, s->min * 1e6, s->p90 * 1e6, s->errors,
           s->max * 1e6, s->stdev * 1e6, s->e_lo * 1e6, s->delta * 1e6, s->span * 1e6, s->skew * 1e6, o->base_ms,
-          o->warmup, o->op == OP_REDUCE ? o->root : -1, o->late_rank, o->edge, (unsigned long long)o->seed);
+          o->warmup, o->op == OP_REDUCE ? o->root : -1, o->late_rank, o->edge, (unsigned long long)o->seed,
+          s->delta_all * 1e6);
 }
 
 int main(int argc, char** argv) {
@@ -673,7 +698,11 @@ int main(int argc, char** argv) {
 
   /* delta for every size, measured once before any timed iteration */
   double deltas[MAX_LIST];
-  for (int i = 0; i < o.ncounts; ++i) deltas[i] = measure_delta(comm, rank, size, o.counts[i], b.send, o.pingpong_reps);
+  double deltas_all[MAX_LIST];
+  for (int i = 0; i < o.ncounts; ++i) {
+    deltas[i] = measure_delta(comm, rank, size, o.counts[i], b.send, o.pingpong_reps);
+    deltas_all[i] = measure_delta_all(comm, rank, size, o.counts[i], b.send, b.ref, o.pingpong_reps / 4 + 1);
+  }
 
   FILE* csv = NULL;
   FILE* iter_csv = NULL;
@@ -709,6 +738,7 @@ int main(int argc, char** argv) {
         memset(&s, 0, sizeof s);
         prog.config_index = index;
         run_config(&o, &c, index, deltas[ic], offsets, &b, comm, rank, size, &prog, iter_csv, &s);
+        s.delta_all = deltas_all[ic];
         if (rank == 0) {
           total_errors += s.errors;
           printf("  %-9s %9ld %9ld %7g %12.1f %12.1f %12.1f %12.1f %12.1f %12.1f %6ld\n", mode_name(c.mode), c.count,

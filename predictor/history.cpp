@@ -60,14 +60,22 @@ std::optional<double> PhaseHistory::predict_next_arrival() const {
   return last_exit_ + *phase;
 }
 
-std::optional<double> PhaseHistory::anchored_phase_next() const {
+const PhaseHistory::Site* PhaseHistory::next_site() const {
   const auto next = expected_next_site();
-  if (!next) return std::nullopt;
+  if (!next) return nullptr;
   auto it = sites_.find(*next);
-  if (it == sites_.end()) return std::nullopt;
-  const Site& s = it->second;
-  if (!(mean_change(s.anchored) < mean_change(s.own))) return std::nullopt;
-  return sma_of(s.anchored);
+  return it == sites_.end() ? nullptr : &it->second;
+}
+
+std::optional<double> PhaseHistory::anchored_phase_next() const {
+  const Site* s = next_site();
+  if (!s || !(mean_change(s->anchored) < mean_change(s->own))) return std::nullopt;
+  return sma_of(s->anchored);
+}
+
+std::optional<double> PhaseHistory::anchored_sma_next() const {
+  const Site* s = next_site();
+  return s ? sma_of(s->anchored) : std::nullopt;
 }
 
 }  // namespace papshim

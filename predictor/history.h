@@ -44,6 +44,9 @@ class PhaseHistory {
   // The next call's phase measured from the anchor (SMA), when the anchored
   // history of the expected site is the steadier one; nothing otherwise.
   std::optional<double> anchored_phase_next() const;
+  // The same SMA whether or not it is the steadier one (the round decides
+  // for all ranks at once): nothing before any anchored sample.
+  std::optional<double> anchored_sma_next() const;
   std::optional<std::uint64_t> expected_next_site() const;
   std::optional<double> sma(std::uint64_t site) const;
   double last_exit() const { return last_exit_; }
@@ -54,6 +57,7 @@ class PhaseHistory {
     std::deque<double> own, anchored;  // newest last, at most max(window, kSteadinessSamples)
   };
   std::optional<double> sma_of(const std::deque<double>& q) const;
+  const Site* next_site() const;  // the expected next call's site, if it has a history
 
   int window_;
   std::unordered_map<std::uint64_t, Site> sites_;

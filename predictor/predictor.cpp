@@ -29,12 +29,19 @@ std::vector<Parked>& parked_list() {
 }
 }  // namespace
 
-double predicted_arrival(const RoundMessage& msg, double anchor, bool anchor_edges) {
+double predicted_arrival(const RoundMessage& msg, double anchor, const AnchorUse& use) {
   const double edge_t = msg.edge_time, edge_f = msg.edge_fraction;
-  if (anchor_edges && std::isfinite(anchor) && std::isfinite(edge_f) && edge_f > 0 && edge_t > anchor)
+  if (use.edges && std::isfinite(anchor) && std::isfinite(edge_f) && edge_f > 0 && edge_t > anchor)
     return anchor + (edge_t - anchor) / edge_f;  // the phase began at the anchor
-  if (std::isfinite(anchor) && std::isfinite(msg.anchored_phase)) return anchor + msg.anchored_phase;
+  if (use.phases && std::isfinite(anchor) && std::isfinite(msg.anchored_phase)) return anchor + msg.anchored_phase;
   return msg.own_prediction;
+}
+
+bool phases_from_anchor(const RoundMessage* msgs, int nranks) {
+  int votes = 0;
+  for (int p = 0; p < nranks; ++p)
+    if (std::isfinite(msgs[p].anchored_phase) && msgs[p].prefers_anchor == 1.0) ++votes;
+  return 2 * votes > nranks;
 }
 
 bool edges_from_anchor(const RoundMessage* msgs, int nranks) {
@@ -97,15 +104,68 @@ double upper_median(std::vector<double>& v) {
 }
 }  // namespace
 
-double error_scatter(const RoundMessage* msgs, int nranks) {
+namespace {
+// The finite last errors' absolute deviations from their median (empty with
+// fewer than two errors).
+std::vector<double> error_deviations(const RoundMessage* msgs, int nranks) {
   std::vector<double> e;
   e.reserve(static_cast<std::size_t>(std::max(nranks, 0)));
   for (int i = 0; i < nranks; ++i)
     if (std::isfinite(msgs[i].last_error)) e.push_back(msgs[i].last_error);
-  if (e.size() < 2) return kNaN;
+  if (e.size() < 2) return {};
   const double m = upper_median(e);
   for (double& x : e) x = std::fabs(x - m);
-  return upper_median(e);
+  return e;
+}
+}  // namespace
+
+double error_scatter(const RoundMessage* msgs, int nranks) {
+  std::vector<double> d = error_deviations(msgs, nranks);
+  return d.empty() ? kNaN : upper_median(d);
+}
+
+double error_reach(const RoundMessage* msgs, int nranks) {
+  const std::vector<double> d = error_deviations(msgs, nranks);
+  return d.empty() ? kNaN : *std::max_element(d.begin(), d.end());
+}
+
+void update_corrections(Corrections& factors, const RanDecision& ran, const RoundMessage* msgs, int nranks) {
+  constexpr double kCommonStep = 0.5;  // share of the (log) error the common factor takes
+  constexpr double kOwnStep = 0.3;     // ... and the algorithm's own factor, of what is left
+  constexpr double kDrift = 0.98;      // per round, unused own factors move towards 1
+  // A call whose arrivals were mispredicted measures the prediction more
+  // than the model: a schedule built for one late rank that found another
+  // one late may take far longer than its model says, and that must not
+  // count against it while it is then never tried again.  No factor learns
+  // from such a call.
+  constexpr double kMispredicted = 0.1;  // of the predicted time
+  auto clamp = [](double f) { return std::min(std::max(f, 0.05), 50.0); };
+  const double reach = error_reach(msgs, nranks);
+  const bool informative = !(reach > kMispredicted * ran.predicted);  // NaN (not known) counts
+  int updated = -1;
+  if (ran.algo >= 0 && ran.predicted > 0 && informative && nranks > 0) {
+    double sum = 0;
+    for (int i = 0; i < nranks; ++i) sum += msgs[i].last_elapsed;
+    const double measured = sum / nranks;
+    if (measured > 0 && std::isfinite(measured)) {
+      // Most of what a model misses is the machine's (contention, the
+      // network's real rate), the same for every algorithm: the common
+      // factor learns it from whatever ran.  The algorithm's own factor
+      // learns only what stays after it, slowly: one noisy call must not
+      // make an algorithm look worse than its untried rivals.
+      const int base = ran.coll * 64;
+      updated = base + ran.algo;
+      const double common = factors.count(base + kCommonCorrection) ? factors[base + kCommonCorrection] : 1.0;
+      const double own = factors.count(updated) ? factors[updated] : 1.0;
+      const double ratio = clamp(measured / ran.predicted);  // the prediction carried common * own
+      const double new_common = clamp(common * std::pow(ratio, kCommonStep));
+      const double own_target = clamp(own * common * ratio / new_common);
+      factors[base + kCommonCorrection] = new_common;
+      factors[updated] = clamp(std::pow(own, 1 - kOwnStep) * std::pow(own_target, kOwnStep));
+    }
+  }
+  for (auto& [key, f] : factors)
+    if (key != updated && key % 64 != kCommonCorrection) f = std::pow(f, kDrift);
 }
 
 bool Predictor::vector_valid() const {
@@ -124,8 +184,8 @@ void Predictor::round_complete() {
   anchor_ = std::isfinite(anchor) ? anchor : kNaN;
   anchor_seq_ = round_seq_;
   arrival_.resize(static_cast<std::size_t>(size_));
-  const bool anchor_edges = edges_from_anchor(recv_.data(), size_);
-  for (std::size_t p = 0; p < recv_.size(); ++p) arrival_[p] = predicted_arrival(recv_[p], anchor_, anchor_edges);
+  const AnchorUse use{edges_from_anchor(recv_.data(), size_), phases_from_anchor(recv_.data(), size_)};
+  for (std::size_t p = 0; p < recv_.size(); ++p) arrival_[p] = predicted_arrival(recv_[p], anchor_, use);
   // Every rank folds the same scatter in the same rounds: the same noise.
   if (const double d = error_scatter(recv_.data(), size_); std::isfinite(d)) {
     constexpr double kNew = 0.25;  // a pattern that holds shows within a few rounds, one surprise fades
@@ -133,25 +193,7 @@ void Predictor::round_complete() {
     noise_seen_ = true;
   }
 
-  constexpr double kKeep = 0.5;    // weight of the old factor
-  constexpr double kDrift = 0.98;  // per round, unused factors move towards 1
-  int updated = -1;
-  if (ran_.algo >= 0 && ran_.predicted > 0) {
-    double sum = 0;
-    for (const RoundMessage& m : recv_) sum += m.last_elapsed;
-    const double measured = sum / size_;
-    if (measured > 0 && std::isfinite(measured)) {
-      updated = ran_.coll * 64 + ran_.algo;
-      const double ratio = std::min(std::max(measured / ran_.predicted, 0.05), 50.0);
-      auto it = corrections_.find(updated);
-      const double old = it == corrections_.end() ? 1.0 : it->second;
-      // The prediction already carried the old factor: move it by the
-      // geometric share of what is still off.
-      corrections_[updated] = std::min(std::max(old * std::pow(ratio, 1 - kKeep), 0.05), 50.0);
-    }
-  }
-  for (auto& [key, f] : corrections_)
-    if (key != updated) f = std::pow(f, kDrift);
+  update_corrections(corrections_, ran_, recv_.data(), size_);
 }
 
 RoundResult Predictor::result() const {
@@ -194,7 +236,7 @@ bool Predictor::on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& 
   post_round(seq + 1);
   if (mode_ == PredictorMode::Sma) {
     const auto p = history_.predict_next_arrival();
-    const auto phase = history_.anchored_phase_next();
+    const auto phase = history_.anchored_sma_next();
     publish(p ? *p : kNaN, phase ? *phase : kNaN);
   }
   return true;

@@ -62,11 +62,12 @@
 // pending request.
 //
 // Anchored phases (predictor/history.h).  Each message also carries the
-// rank's exit from the previous call and, when its anchored history is the
-// steadier one, its phase from the anchor (SMA) instead of a prediction
-// from its own exit; edges are extrapolated from the anchor when most ranks
-// prefer it (predicted_arrival below).  The anchor, the latest of those exits, is the same on every
-// rank once the round is complete, and so is the vector built from it.
+// rank's exit from the previous call, its phase from the anchor (SMA) and
+// whether it found that history the steadier one; phases and edges are
+// taken from the anchor for all ranks when most prefer it, else from each
+// rank's own exit (AnchorUse, predicted_arrival below).  The anchor, the
+// latest of those exits, is the same on every rank once the round is
+// complete, and so is the vector built from it.
 //
 // Measured costs.  Each rank's message also carries how long it spent in
 // the previous call (exit - arrival).  When a round completes, every rank
@@ -153,7 +154,7 @@ struct RoundMessage {
   double own_prediction;  // its predicted arrival at the call, from its own exit (NaN: none)
   double last_elapsed;    // how long it spent in the previous call (exit - arrival), seconds
   double last_exit;       // its exit from the previous call (NaN: unknown)
-  double anchored_phase;  // its phase from the anchor (SMA), or NaN
+  double anchored_phase;  // its phase from the anchor (SMA), or NaN before any
   double edge_time;       // the time of its edge (papshim_edge), or NaN
   double edge_fraction;   // the fraction of the phase done at that edge, or NaN
   double prefers_anchor;  // 1 if it found its anchored phases the steadier ones, else 0
@@ -162,22 +163,41 @@ struct RoundMessage {
 static_assert(std::is_trivially_copyable_v<RoundMessage> && sizeof(RoundMessage) == kRoundWords * sizeof(double),
               "a round message is sent as kRoundWords doubles");
 
-// One rank's arrival from its round message and the round's anchor (the
-// latest exit; NaN: unknown).  With `anchor_edges` an edge is extrapolated
-// from the anchor; otherwise the phase from the anchor is used when there
-// is one, else the own prediction.
+// Which estimates a round takes from its anchor, the same for all ranks.
 //
-// Edges are extrapolated from one start for all ranks, decided by the
-// majority of the ranks that sent an edge: a phase that really began after
-// both (a barrier after the call) biases either start, and mixing them
-// would turn the different biases into a spread nobody has.  The SMA
-// estimates measure whole phases and carry no such bias, so each rank's
-// own choice stands.
-double predicted_arrival(const RoundMessage& msg, double anchor, bool anchor_edges);
+// Edges and SMA phases are each measured from one start for all ranks,
+// decided by majority vote (edges: of the ranks that sent one; phases: of
+// all ranks): a phase that really began after both (a barrier after the
+// call) biases either start differently, and mixing them would turn the
+// difference, e.g. how much later one rank left the last call than
+// another, into a spread nobody has.
+struct AnchorUse {
+  bool edges = false;   // extrapolate edges from the anchor (edges_from_anchor)
+  bool phases = false;  // SMA phases from the anchor (phases_from_anchor)
+};
+// One rank's arrival from its round message and the round's anchor (the
+// latest exit; NaN: unknown): its edge extrapolated from the anchor, else
+// its anchored phase after the anchor (as `use` says, when it has them),
+// else its own prediction.
+double predicted_arrival(const RoundMessage& msg, double anchor, const AnchorUse& use);
+// Whether the round takes SMA phases from the anchor: more than half of all
+// ranks sent an anchored phase and found those the steadier ones.
+bool phases_from_anchor(const RoundMessage* msgs, int nranks);
 // The median absolute deviation of the ranks' last errors from their median
 // (finite ones; the upper median of an even count), or NaN with fewer than
 // two: the same on every rank, from the same messages.
 double error_scatter(const RoundMessage* msgs, int nranks);
+// The largest deviation of a rank's last error from their median (NaN as
+// above): how far the last call's arrivals strayed from the prediction,
+// apart from what every rank shares.
+double error_reach(const RoundMessage* msgs, int nranks);
+// Folds the previous call's measured mean elapsed time (the messages'
+// last_elapsed) into its collective's common factor and the factor of the
+// algorithm that ran (SelectInput::correction), unless its arrivals strayed
+// from the prediction by more than a tenth of its predicted time
+// (error_reach); every other algorithm's factor drifts towards 1.  The same
+// on every rank, from the same messages.
+void update_corrections(Corrections& factors, const RanDecision& ran, const RoundMessage* msgs, int nranks);
 // Whether the round's edges are extrapolated from the anchor: most of the
 // ranks that sent an edge prefer their anchored phases.  `msgs` holds
 // `nranks` messages.

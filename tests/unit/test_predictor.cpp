@@ -112,15 +112,33 @@ TEST(RoundMessage, ArrivalFromAnchorEdgeOrOwnPrediction) {
   const double nan = NAN;
   // own prediction, elapsed, exit, anchored phase, edge time, edge fraction, prefers anchor, recent error
   const RoundMessage own{5.0, 0.1, 1.0, nan, nan, nan, 0, nan};
-  EXPECT_EQ(predicted_arrival(own, 2.0, true), 5.0);
+  const AnchorUse both{true, true}, neither{false, false}, phases{false, true}, edges{true, false};
+  EXPECT_EQ(predicted_arrival(own, 2.0, both), 5.0);
   const RoundMessage phase{5.0, 0.1, 1.0, 0.5, nan, nan, 1, nan};
-  EXPECT_EQ(predicted_arrival(phase, 2.0, false), 2.5);
-  EXPECT_EQ(predicted_arrival(phase, nan, false), 5.0);  // no anchor: own prediction
+  EXPECT_EQ(predicted_arrival(phase, 2.0, phases), 2.5);
+  EXPECT_EQ(predicted_arrival(phase, 2.0, edges), 5.0);  // the round takes phases from own exits
+  EXPECT_EQ(predicted_arrival(phase, nan, both), 5.0);   // no anchor: own prediction
   // Halfway at 2.25 with the phase begun at the anchor 2.0: arrival 2.5.
   const RoundMessage edge{5.0, 0.1, 1.0, nan, 2.25, 0.5, 1, nan};
-  EXPECT_DOUBLE_EQ(predicted_arrival(edge, 2.0, true), 2.5);
-  EXPECT_EQ(predicted_arrival(edge, 2.0, false), 5.0);  // the round extrapolates from own exits
-  EXPECT_EQ(predicted_arrival(edge, 2.5, true), 5.0);   // an edge before the anchor: not from it
+  EXPECT_DOUBLE_EQ(predicted_arrival(edge, 2.0, edges), 2.5);
+  EXPECT_EQ(predicted_arrival(edge, 2.0, neither), 5.0);  // the round extrapolates from own exits
+  EXPECT_EQ(predicted_arrival(edge, 2.5, edges), 5.0);   // an edge before the anchor: not from it
+}
+
+// Anchored phases are used for all ranks or for none: more than half of
+// all ranks must have one and prefer it (a rank without one has no vote).
+TEST(RoundMessage, PhasesFromTheAnchorByMajorityOfAllRanks) {
+  const double nan = NAN;
+  std::vector<RoundMessage> msgs;
+  auto add = [&](double phase, double vote) { msgs.push_back(RoundMessage{1.0, 0.1, 1.0, phase, nan, nan, vote, nan}); };
+  add(0.5, 1);
+  add(nan, 1);  // prefers, but sent no phase
+  add(0.5, 0);
+  add(0.5, 1);
+  EXPECT_FALSE(phases_from_anchor(msgs.data(), 4));  // 2 of 4
+  add(0.5, 1);
+  EXPECT_TRUE(phases_from_anchor(msgs.data(), 5));  // 3 of 5
+  EXPECT_FALSE(phases_from_anchor(msgs.data(), 0));
 }
 
 // The round's error scatter: how far the ranks' last errors lie from their
@@ -137,6 +155,50 @@ TEST(RoundMessage, ErrorScatterIgnoresTheErrorAllRanksShare) {
   msgs = {msg(0.003), msg(0.050), msg(nan), msg(0.001), msg(0.002)};
   EXPECT_NEAR(error_scatter(msgs.data(), 5), 0.002, 1e-15);
   EXPECT_TRUE(std::isnan(error_scatter(msgs.data(), 0)));
+}
+
+// The measured-cost feedback: the collective's common factor takes half
+// the (log) error, the algorithm's own factor a third of what is left; it
+// learns only from calls whose arrivals came as predicted (with one rank
+// 40 ms off a 100 ms prediction the call says how well the prediction did,
+// not how well the algorithm's model does).
+TEST(RoundMessage, CorrectionsLearnOnlyFromWellPredictedCalls) {
+  const double nan = NAN;
+  auto msg = [nan](double elapsed, double err) { return RoundMessage{1.0, elapsed, 1.0, nan, nan, nan, 0, err}; };
+  const RanDecision ran{0, 7, 0.100};  // allreduce, algorithm 7, predicted 100 ms
+  const int own = 0 * 64 + 7, common = 0 * 64 + kCommonCorrection;
+  // Every rank 20 ms late (shared, not a misprediction), 150 ms measured.
+  std::vector<RoundMessage> msgs(4, msg(0.150, 0.020));
+  Corrections f{{64 + 3, 2.0}, {64 + kCommonCorrection, 3.0}};
+  update_corrections(f, ran, msgs.data(), 4);
+  EXPECT_NEAR(f[common], std::sqrt(1.5), 1e-12);
+  EXPECT_NEAR(f[own], std::pow(1.5, 0.5 * 0.3), 1e-12);
+  EXPECT_NEAR(f[64 + 3], std::pow(2.0, 0.98), 1e-12);         // unused: drifts towards 1
+  EXPECT_NEAR(f[64 + kCommonCorrection], 3.0, 1e-12);         // another collective's: kept
+  EXPECT_NEAR(error_reach(msgs.data(), 4), 0.0, 1e-15);
+  // Predicted right (the prediction carried both factors): nothing moves.
+  Corrections right{{common, 1.25}, {own, 1.2}};
+  update_corrections(right, RanDecision{0, 7, 0.100}, std::vector<RoundMessage>(4, msg(0.100, 0.0)).data(), 4);
+  EXPECT_NEAR(right[common], 1.25, 1e-12);
+  EXPECT_NEAR(right[own], 1.2, 1e-12);
+  // One rank 40 ms off the others: no factor learns, the own factors drift.
+  msgs[2].last_error = 0.060;
+  EXPECT_NEAR(error_reach(msgs.data(), 4), 0.040, 1e-15);
+  Corrections g{{own, 1.2}, {common, 1.3}};
+  update_corrections(g, ran, msgs.data(), 4);
+  EXPECT_NEAR(g[own], std::pow(1.2, 0.98), 1e-12);
+  EXPECT_NEAR(g[common], 1.3, 1e-12);
+  // 9 ms off (under a tenth of 100 ms): it learns.
+  msgs[2].last_error = 0.029;
+  Corrections h;
+  update_corrections(h, ran, msgs.data(), 4);
+  EXPECT_NEAR(h[common], std::sqrt(1.5), 1e-12);
+  // No errors known (no prediction before): it learns as before.
+  for (auto& m : msgs) m.last_error = nan;
+  EXPECT_TRUE(std::isnan(error_reach(msgs.data(), 4)));
+  Corrections k;
+  update_corrections(k, ran, msgs.data(), 4);
+  EXPECT_NEAR(k[common], std::sqrt(1.5), 1e-12);
 }
 
 TEST(RoundMessage, EdgesFromTheAnchorByMajorityOfEdgeSenders) {

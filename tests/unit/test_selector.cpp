@@ -88,6 +88,12 @@ TEST(Selector, SortedBinomialStartsFromNativeCorrection) {
       EXPECT_EQ(c.correction, 0.8);
     }
   }
+  // The collective's common factor multiplies every candidate's own.
+  in.correction[static_cast<int>(Collective::Reduce) * 64 + kCommonCorrection] = 2.0;
+  for (const auto& c : select_algorithm(in).table) {
+    const double own = c.algo == Algo::SortedBinomial ? 0.8 : c.native_model ? 0.5 : 1.0;
+    EXPECT_DOUBLE_EQ(c.correction, 2.0 * own) << algo_info(c.algo).name;
+  }
 }
 
 TEST(Selector, NonCommutativeStaysNative) {
