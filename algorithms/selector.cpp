@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <optional>
 
 #include "algorithms/cost_model.h"
 #include "algorithms/reproducible.h"
@@ -95,22 +94,28 @@ const char* screen(const SelectInput& in, Selection& s) {
   return "";
 }
 
+// Whether algorithm `a` is still on trial on these inputs' communicator:
+// fewer than kTrialCalls calls have taught its own factor (identical on
+// every rank, as the factors are).
+bool on_trial(const SelectInput& in, Algo a) {
+  if (a == Algo::Native) return false;
+  auto it = in.correction.find(static_cast<int>(in.coll) * 64 + kCorrectionCalls + static_cast<int>(a));
+  return it == in.correction.end() || it->second < kTrialCalls;
+}
+
 // The measured correction of algorithm `a`'s model: the collective's
-// common factor times the algorithm's own (1 when absent).
+// common factor (learned from every call) times the algorithm's own
+// (1 when absent, and for native).  While `a` is on trial its own factor
+// rests on too few calls to judge it by (one may be an outlier): the common
+// factor alone.
 double correction_for(const SelectInput& in, Algo a) {
   const int base = static_cast<int>(in.coll) * 64;
-  auto factor = [&](int key) -> std::optional<double> {
+  auto factor = [&](int key) {
     auto it = in.correction.find(base + key);
-    return it == in.correction.end() ? std::nullopt : std::optional<double>(it->second);
+    return it == in.correction.end() ? 1.0 : it->second;
   };
-  const double common = factor(kCommonCorrection).value_or(1.0);
-  if (auto own = factor(static_cast<int>(a))) return common * *own;
-  // An untried sorted binomial tree starts from what the native binomial
-  // tree measured against its model: the same tree in the same segments
-  // (the model misses the same things in both, e.g. eager sends).
-  if (a == Algo::SortedBinomial)
-    if (auto n = factor(static_cast<int>(Algo::Native))) return common * *n;
-  return common;
+  const bool own = a != Algo::Native && !on_trial(in, a);
+  return factor(kCommonCorrection) * (own ? factor(static_cast<int>(a)) : 1.0);
 }
 
 // A candidate's predicted mean elapsed time (closed form, or the simulator
@@ -151,9 +156,18 @@ double needed_gain(const SelectInput& in, const Selection& s, double native_cost
 }
 
 // Builds the pick's schedule (only this rank's program when known) and says
-// why; native when it is not worth it or cannot be built.
+// why; native when it is not worth it or cannot be built.  A pick predicted
+// no slower than native but not faster by the margin runs while it is on
+// trial: the
+// models of the trees and of native can miss in opposite directions (on
+// the emulated cluster, reduce with random lateness: the sorted binomial
+// tree predicted as fast as native ran twice as fast, its leaves leaving as
+// soon as the network's buffers took their data), and a few calls teach its
+// factor what it really costs (one could be an outlier).
 void settle(const SelectInput& in, Selection& s, double best, double native_cost) {
-  if (s.pick != Algo::Native && best < native_cost - needed_gain(in, s, native_cost)) {
+  const bool clear_win = best < native_cost - needed_gain(in, s, native_cost);
+  const bool trial = !clear_win && best <= native_cost && on_trial(in, s.pick);
+  if (s.pick != Algo::Native && (clear_win || trial)) {
     s.params = schedule_params_for(s.pick, in);
     s.params.rank = in.rank;
     BuildResult b = build_schedule(s.pick, s.params);
@@ -162,8 +176,8 @@ void settle(const SelectInput& in, Selection& s, double best, double native_cost
   if (s.schedule) {
     s.predicted = best;
     char buf[160];
-    std::snprintf(buf, sizeof buf, "%s predicted %.1f us vs native %.1f us", algo_info(s.pick).name, 1e6 * best,
-                  1e6 * native_cost);
+    std::snprintf(buf, sizeof buf, "%s predicted %.1f us vs native %.1f us%s", algo_info(s.pick).name, 1e6 * best,
+                  1e6 * native_cost, clear_win ? "" : "; within the margin, on trial to measure it");
     s.why = buf;
   } else {
     s.why = s.params.nprocs > 1 ? std::string(algo_info(s.pick).name) + ": schedule not built"

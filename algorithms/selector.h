@@ -31,8 +31,16 @@
 
 namespace papshim {
 
-// The key offset of a collective's common correction factor (no Algo has it).
+// SelectInput::correction's keys: per collective (int(coll) * 64 + ...) an
+// arrival-aware algorithm's own factor at int(algo), how many calls taught
+// it at kCorrectionCalls + int(algo), and the common factor at
+// kCommonCorrection (no Algo reaches 32).
+constexpr int kCorrectionCalls = 32;
 constexpr int kCommonCorrection = 63;
+// Until this many calls have taught an arrival-aware algorithm's own
+// factor it is on trial: predicted with the common factor alone, and run
+// when predicted no slower than native even within the margin.
+constexpr int kTrialCalls = 3;
 
 struct SelectInput {
   Collective coll = Collective::Allreduce;
@@ -50,9 +58,8 @@ struct SelectInput {
   // a predicted spread below kNoiseSpreads of it is taken as balanced.
   double noise = 0;
   // Measured / modelled time, from the shim's own executions: per
-  // collective a common factor (key int(coll) * 64 + kCommonCorrection)
-  // times one per algorithm (key int(coll) * 64 + int(algo); native:
-  // Algo::Native); 1 when absent.
+  // collective a common factor learned from every call times one per
+  // arrival-aware algorithm (keys above); 1 when absent.
   std::unordered_map<int, double> correction;
   // PAPSHIM_REPRODUCIBLE: for allreduce and reduce, schedule_params_for()
   // drops arrivals and costs and select_algorithm() picks by shape alone

@@ -73,6 +73,12 @@ std::optional<double> PhaseHistory::anchored_phase_next() const {
   return sma_of(s->anchored);
 }
 
+std::optional<bool> PhaseHistory::anchored_steadier_next() const {
+  const Site* s = next_site();
+  if (!s || s->anchored.size() < 3 || s->own.size() < 3) return std::nullopt;
+  return mean_change(s->anchored) < mean_change(s->own);
+}
+
 std::optional<double> PhaseHistory::anchored_sma_next() const {
   const Site* s = next_site();
   return s ? sma_of(s->anchored) : std::nullopt;

@@ -40,19 +40,19 @@ double predicted_arrival(const RoundMessage& msg, double anchor, const AnchorUse
 bool phases_from_anchor(const RoundMessage* msgs, int nranks) {
   int votes = 0;
   for (int p = 0; p < nranks; ++p)
-    if (std::isfinite(msgs[p].anchored_phase) && msgs[p].prefers_anchor == 1.0) ++votes;
+    if (std::isfinite(msgs[p].anchored_phase) && msgs[p].prefers_anchor == kPrefersAnchor) ++votes;
   return 2 * votes > nranks;
 }
 
 bool edges_from_anchor(const RoundMessage* msgs, int nranks) {
-  int edges = 0, votes = 0;
+  int edges = 0, own = 0;
   for (int p = 0; p < nranks; ++p) {
     const RoundMessage& m = msgs[p];
     if (!std::isfinite(m.edge_fraction)) continue;
     ++edges;
-    if (m.prefers_anchor == 1.0) ++votes;
+    if (m.prefers_anchor == kPrefersOwn) ++own;
   }
-  return 2 * votes > edges;
+  return edges > 0 && 2 * own < edges;
 }
 
 Predictor::Predictor(MPI_Comm xchg, int size, int rank, int tag_top, int window, PredictorMode mode,
@@ -87,7 +87,8 @@ void Predictor::publish(double value, double anchored_phase, double edge_time, d
   mine.anchored_phase = anchored_phase;
   mine.edge_time = edge_time;
   mine.edge_fraction = edge_fraction;
-  mine.prefers_anchor = history_.anchored_phase_next() ? 1.0 : 0.0;
+  const auto steadier = history_.anchored_steadier_next();
+  mine.prefers_anchor = !steadier ? kPrefersUnknown : *steadier ? kPrefersAnchor : kPrefersOwn;
   mine.last_error = last_error_;
   sent_ = true;
   // This round's exchange (see the header for why the rounds of a
@@ -130,9 +131,9 @@ double error_reach(const RoundMessage* msgs, int nranks) {
 }
 
 void update_corrections(Corrections& factors, const RanDecision& ran, const RoundMessage* msgs, int nranks) {
-  constexpr double kCommonStep = 0.5;  // share of the (log) error the common factor takes
-  constexpr double kOwnStep = 0.3;     // ... and the algorithm's own factor, of what is left
-  constexpr double kDrift = 0.98;      // per round, unused own factors move towards 1
+  constexpr double kStep = 0.5;     // share of the (log) error the common factor takes
+  constexpr double kOwnStep = 0.3;  // ... and an own factor, of what the common one left
+  constexpr double kDrift = 0.98;   // per round, unused own factors move towards 1
   // A call whose arrivals were mispredicted measures the prediction more
   // than the model: a schedule built for one late rank that found another
   // one late may take far longer than its model says, and that must not
@@ -150,22 +151,39 @@ void update_corrections(Corrections& factors, const RanDecision& ran, const Roun
     if (measured > 0 && std::isfinite(measured)) {
       // Most of what a model misses is the machine's (contention, the
       // network's real rate), the same for every algorithm: the common
-      // factor learns it from whatever ran.  The algorithm's own factor
-      // learns only what stays after it, slowly: one noisy call must not
-      // make an algorithm look worse than its untried rivals.
+      // factor learns it from native's calls, or from whatever ran until
+      // native has run, so an untried algorithm starts from what was
+      // measured rather than from the bare model.  An arrival-aware
+      // algorithm's own factor learns what stays after it, more slowly: a
+      // few noisy calls must not send auto exploring its rivals.
       const int base = ran.coll * 64;
-      updated = base + ran.algo;
-      const double common = factors.count(base + kCommonCorrection) ? factors[base + kCommonCorrection] : 1.0;
-      const double own = factors.count(updated) ? factors[updated] : 1.0;
+      const bool native = ran.algo == static_cast<int>(Algo::Native);
+      auto get = [&](int key) {
+        auto it = factors.find(key);
+        return it == factors.end() ? 1.0 : it->second;
+      };
+      const double common = get(base + kCommonCorrection);
+      const double own = native ? 1.0 : get(base + ran.algo);
       const double ratio = clamp(measured / ran.predicted);  // the prediction carried common * own
-      const double new_common = clamp(common * std::pow(ratio, kCommonStep));
-      const double own_target = clamp(own * common * ratio / new_common);
+      const int native_calls = base + kCorrectionCalls + static_cast<int>(Algo::Native);
+      const bool native_taught = factors.count(native_calls) > 0;
+      const double new_common = native || !native_taught ? clamp(common * std::pow(ratio, kStep)) : common;
       factors[base + kCommonCorrection] = new_common;
-      factors[updated] = clamp(std::pow(own, 1 - kOwnStep) * std::pow(own_target, kOwnStep));
+      if (native) {
+        factors[native_calls] += 1;
+      } else {
+        updated = base + ran.algo;
+        const double own_target = clamp(own * common * ratio / new_common);
+        factors[updated] = clamp(std::pow(own, 1 - kOwnStep) * std::pow(own_target, kOwnStep));
+      }
     }
   }
+  // Every call counts towards a trial, taught or not: what bounds the calls
+  // an algorithm runs on trial is what a bad one costs.
+  if (ran.algo > static_cast<int>(Algo::Native) && ran.predicted > 0)
+    factors[ran.coll * 64 + kCorrectionCalls + ran.algo] += 1;
   for (auto& [key, f] : factors)
-    if (key != updated && key % 64 != kCommonCorrection) f = std::pow(f, kDrift);
+    if (key != updated && key % 64 < kCorrectionCalls) f = std::pow(f, kDrift);  // own factors only
 }
 
 bool Predictor::vector_valid() const {
@@ -187,10 +205,14 @@ void Predictor::round_complete() {
   const AnchorUse use{edges_from_anchor(recv_.data(), size_), phases_from_anchor(recv_.data(), size_)};
   for (std::size_t p = 0; p < recv_.size(); ++p) arrival_[p] = predicted_arrival(recv_[p], anchor_, use);
   // Every rank folds the same scatter in the same rounds: the same noise.
+  // The median of the last few rounds' scatters: a pattern that holds shows
+  // within a few rounds, and the wild guesses of the first calls (no
+  // history yet) are forgotten as soon as they are outnumbered.
   if (const double d = error_scatter(recv_.data(), size_); std::isfinite(d)) {
-    constexpr double kNew = 0.25;  // a pattern that holds shows within a few rounds, one surprise fades
-    noise_ = noise_seen_ ? (1 - kNew) * noise_ + kNew * d : d;
-    noise_seen_ = true;
+    scatters_[scatter_count_++ % scatters_.size()] = d;
+    std::vector<double> recent(scatters_.begin(),
+                               scatters_.begin() + static_cast<std::ptrdiff_t>(std::min(scatter_count_, scatters_.size())));
+    noise_ = upper_median(recent);
   }
 
   update_corrections(corrections_, ran_, recv_.data(), size_);

@@ -88,6 +88,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -133,8 +134,8 @@ struct RoundResult {
   std::vector<double> arrival;
   Corrections corrections;
   // How far the ranks' prediction errors scatter around their common part
-  // (a moving average over rounds of the median absolute deviation of the
-  // ranks' last errors; 0: not known yet).  A predicted spread within a few
+  // (the median over the last five rounds of the median absolute deviation
+  // of the ranks' last errors; 0: not known yet).  A predicted spread within a few
   // of these is noise, not a pattern; an error all ranks share moves no
   // one's arrival relative to the others and does not count.
   double noise = 0;
@@ -148,6 +149,10 @@ struct Precomputed {
   std::shared_ptr<const Selection> selection;
 };
 
+// RoundMessage::prefers_anchor: which of its phase histories a rank found
+// the steadier.
+constexpr double kPrefersOwn = 0.0, kPrefersAnchor = 1.0, kPrefersUnknown = 0.5;
+
 // One rank's message in a prediction round, sent as kRoundWords doubles.
 constexpr int kRoundWords = 8;
 struct RoundMessage {
@@ -157,7 +162,7 @@ struct RoundMessage {
   double anchored_phase;  // its phase from the anchor (SMA), or NaN before any
   double edge_time;       // the time of its edge (papshim_edge), or NaN
   double edge_fraction;   // the fraction of the phase done at that edge, or NaN
-  double prefers_anchor;  // 1 if it found its anchored phases the steadier ones, else 0
+  double prefers_anchor;  // kPrefersAnchor, kPrefersOwn, or kPrefersUnknown (too few phases yet)
   double last_error;      // its last predicted call's arrival minus the prediction (seconds), or NaN
 };
 static_assert(std::is_trivially_copyable_v<RoundMessage> && sizeof(RoundMessage) == kRoundWords * sizeof(double),
@@ -166,11 +171,16 @@ static_assert(std::is_trivially_copyable_v<RoundMessage> && sizeof(RoundMessage)
 // Which estimates a round takes from its anchor, the same for all ranks.
 //
 // Edges and SMA phases are each measured from one start for all ranks,
-// decided by majority vote (edges: of the ranks that sent one; phases: of
-// all ranks): a phase that really began after both (a barrier after the
-// call) biases either start differently, and mixing them would turn the
-// difference, e.g. how much later one rank left the last call than
-// another, into a spread nobody has.
+// decided by vote: a phase that really began after both (a barrier after
+// the call) biases either start differently, and mixing them would turn the
+// difference, e.g. how much later one rank left the last call than another,
+// into a spread nobody has.  Edges start at the anchor unless most ranks
+// that sent one found their own exits the steadier start (a rank that
+// cannot tell yet does not object): from the anchor, what a start misses is
+// the same for every rank, while own exits differ by as much as the last
+// call let ranks leave apart (a reduce's leaves long before its root).
+// SMA phases measure whole phases: from the anchor only when more than
+// half of all ranks found those the steadier.
 struct AnchorUse {
   bool edges = false;   // extrapolate edges from the anchor (edges_from_anchor)
   bool phases = false;  // SMA phases from the anchor (phases_from_anchor)
@@ -192,15 +202,16 @@ double error_scatter(const RoundMessage* msgs, int nranks);
 // apart from what every rank shares.
 double error_reach(const RoundMessage* msgs, int nranks);
 // Folds the previous call's measured mean elapsed time (the messages'
-// last_elapsed) into its collective's common factor and the factor of the
-// algorithm that ran (SelectInput::correction), unless its arrivals strayed
-// from the prediction by more than a tenth of its predicted time
-// (error_reach); every other algorithm's factor drifts towards 1.  The same
-// on every rank, from the same messages.
+// last_elapsed) into the factors (SelectInput::correction): its
+// collective's common one, and the own one of the arrival-aware algorithm
+// that ran; not when its arrivals strayed from the prediction by more than
+// a tenth of its predicted time (error_reach).  Counts the call towards the
+// algorithm's trial either way; every own factor that did not learn drifts
+// towards 1.  The same on every rank, from the same messages.
 void update_corrections(Corrections& factors, const RanDecision& ran, const RoundMessage* msgs, int nranks);
-// Whether the round's edges are extrapolated from the anchor: most of the
-// ranks that sent an edge prefer their anchored phases.  `msgs` holds
-// `nranks` messages.
+// Whether the round's edges are extrapolated from the anchor: some rank
+// sent an edge and fewer than half of those found their own exits the
+// steadier start.  `msgs` holds `nranks` messages.
 bool edges_from_anchor(const RoundMessage* msgs, int nranks);
 
 class Predictor {
@@ -284,7 +295,8 @@ class Predictor {
   double my_prediction_;
   double last_error_;            // arrival - my_prediction_ at the last predicted call (NaN: none yet)
   double noise_ = 0;             // RoundResult::noise, updated by every completed round
-  bool noise_seen_ = false;
+  std::array<double, 5> scatters_{};  // the last rounds' error scatters, a ring
+  std::size_t scatter_count_ = 0;     // how many were ever stored
   RanDecision ran_;           // what ran in the call before the open round
   Corrections corrections_;
   std::vector<RoundMessage> recv_;  // one per rank: the exchange's output

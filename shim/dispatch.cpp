@@ -234,8 +234,8 @@ Decided decide_auto(const CallArgs& a, CommContext& ctx, const std::optional<Rou
                      round->noise)));
   }
   if (ctx.rank == 0 && log().should_log(spdlog::level::debug))
-    log().debug("{} call #{} on communicator {:#x}{}: {}", to_string(a.coll), seq, ctx.id,
-                out.ready ? " (decided ahead)" : "", format_selection(*sel));
+    log().debug("{} call #{} on communicator {:#x}{}, prediction error scatter {:.1f} us: {}", to_string(a.coll),
+                seq, ctx.id, out.ready ? " (decided ahead)" : "", 1e6 * round->noise, format_selection(*sel));
   out.by_auto = true;
   out.between_hosts = hosts_of(a.coll, ctx) != nullptr;
   out.predicted = sel->predicted;

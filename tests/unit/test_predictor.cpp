@@ -90,6 +90,8 @@ TEST(PhaseHistory, OwnPhaseWhenItIsTheSteadierOne) {
     h.on_call(1, arrival, t, i == 0 ? NAN : anchor);
   }
   EXPECT_FALSE(h.anchored_phase_next());
+  ASSERT_TRUE(h.anchored_steadier_next());
+  EXPECT_FALSE(*h.anchored_steadier_next());
   EXPECT_NEAR(*h.predict_next_arrival() - t, 0.030, 1e-12);
 }
 
@@ -103,9 +105,14 @@ TEST(PhaseHistory, NoAnchoredPhaseBeforeThreeSamples) {
   };
   for (int k = 0; k < 3; ++k) call(k);
   EXPECT_FALSE(h.anchored_phase_next());  // two anchored samples
+  EXPECT_FALSE(h.anchored_steadier_next());  // cannot tell yet
+  ASSERT_TRUE(h.anchored_sma_next());        // the SMA itself is there
+  EXPECT_NEAR(*h.anchored_sma_next(), 0.1, 1e-12);
   call(3);
   ASSERT_TRUE(h.anchored_phase_next());
   EXPECT_NEAR(*h.anchored_phase_next(), 0.1, 1e-12);
+  ASSERT_TRUE(h.anchored_steadier_next());
+  EXPECT_TRUE(*h.anchored_steadier_next());
 }
 
 TEST(RoundMessage, ArrivalFromAnchorEdgeOrOwnPrediction) {
@@ -157,30 +164,40 @@ TEST(RoundMessage, ErrorScatterIgnoresTheErrorAllRanksShare) {
   EXPECT_TRUE(std::isnan(error_scatter(msgs.data(), 0)));
 }
 
-// The measured-cost feedback: the collective's common factor takes half
-// the (log) error, the algorithm's own factor a third of what is left; it
-// learns only from calls whose arrivals came as predicted (with one rank
-// 40 ms off a 100 ms prediction the call says how well the prediction did,
-// not how well the algorithm's model does).
+// The measured-cost feedback.  The collective's common factor moves by half
+// the (log) error still off, learning from whatever ran until native has
+// run, then from native's calls only; an arrival-aware algorithm's own
+// factor moves by 0.3 of what the common one left.  Only calls whose
+// arrivals came as predicted teach (with one rank 40 ms off a 100 ms
+// prediction the call says how well the prediction did, not how well the
+// algorithm's model does), but every call counts towards a trial.
 TEST(RoundMessage, CorrectionsLearnOnlyFromWellPredictedCalls) {
   const double nan = NAN;
   auto msg = [nan](double elapsed, double err) { return RoundMessage{1.0, elapsed, 1.0, nan, nan, nan, 0, err}; };
   const RanDecision ran{0, 7, 0.100};  // allreduce, algorithm 7, predicted 100 ms
-  const int own = 0 * 64 + 7, common = 0 * 64 + kCommonCorrection;
+  const RanDecision native{0, static_cast<int>(Algo::Native), 0.100};
+  const int own = 0 * 64 + 7, common = 0 * 64 + kCommonCorrection, calls = kCorrectionCalls + 7;
   // Every rank 20 ms late (shared, not a misprediction), 150 ms measured.
   std::vector<RoundMessage> msgs(4, msg(0.150, 0.020));
-  Corrections f{{64 + 3, 2.0}, {64 + kCommonCorrection, 3.0}};
+  Corrections f{{64 + 3, 2.0}, {64 + kCommonCorrection, 3.0}, {common, 1.2}};
   update_corrections(f, ran, msgs.data(), 4);
-  EXPECT_NEAR(f[common], std::sqrt(1.5), 1e-12);
-  EXPECT_NEAR(f[own], std::pow(1.5, 0.5 * 0.3), 1e-12);
-  EXPECT_NEAR(f[64 + 3], std::pow(2.0, 0.98), 1e-12);         // unused: drifts towards 1
-  EXPECT_NEAR(f[64 + kCommonCorrection], 3.0, 1e-12);         // another collective's: kept
+  EXPECT_NEAR(f[common], 1.2 * std::sqrt(1.5), 1e-12);  // native has not run: it learns from algorithm 7
+  EXPECT_NEAR(f[own], std::pow(1.5, 0.15), 1e-12);       // 0.3 of the half left
+  EXPECT_EQ(f[calls], 1.0);
+  EXPECT_NEAR(f[64 + 3], std::pow(2.0, 0.98), 1e-12);    // unused: drifts towards 1
+  EXPECT_NEAR(f[64 + kCommonCorrection], 3.0, 1e-12);    // a common factor never drifts
   EXPECT_NEAR(error_reach(msgs.data(), 4), 0.0, 1e-15);
-  // Predicted right (the prediction carried both factors): nothing moves.
-  Corrections right{{common, 1.25}, {own, 1.2}};
-  update_corrections(right, RanDecision{0, 7, 0.100}, std::vector<RoundMessage>(4, msg(0.100, 0.0)).data(), 4);
-  EXPECT_NEAR(right[common], 1.25, 1e-12);
-  EXPECT_NEAR(right[own], 1.2, 1e-12);
+  // Native ran: the common factor learns, the own ones drift.
+  update_corrections(f, native, msgs.data(), 4);
+  EXPECT_NEAR(f[common], 1.2 * 1.5, 1e-12);
+  EXPECT_NEAR(f[own], std::pow(std::pow(1.5, 0.15), 0.98), 1e-12);
+  EXPECT_EQ(f[calls], 1.0);  // a count never drifts
+  // From now on algorithm 7's calls teach its own factor only.
+  const double before = f[own];
+  update_corrections(f, ran, msgs.data(), 4);
+  EXPECT_NEAR(f[common], 1.2 * 1.5, 1e-12);
+  EXPECT_NEAR(f[own], before * std::pow(1.5, 0.3), 1e-12);
+  EXPECT_EQ(f[calls], 2.0);
   // One rank 40 ms off the others: no factor learns, the own factors drift.
   msgs[2].last_error = 0.060;
   EXPECT_NEAR(error_reach(msgs.data(), 4), 0.040, 1e-15);
@@ -188,6 +205,7 @@ TEST(RoundMessage, CorrectionsLearnOnlyFromWellPredictedCalls) {
   update_corrections(g, ran, msgs.data(), 4);
   EXPECT_NEAR(g[own], std::pow(1.2, 0.98), 1e-12);
   EXPECT_NEAR(g[common], 1.3, 1e-12);
+  EXPECT_EQ(g[calls], 1.0);  // but it counts towards the trial
   // 9 ms off (under a tenth of 100 ms): it learns.
   msgs[2].last_error = 0.029;
   Corrections h;
@@ -212,6 +230,15 @@ TEST(RoundMessage, EdgesFromTheAnchorByMajorityOfEdgeSenders) {
   add(0.5, 1);
   EXPECT_TRUE(edges_from_anchor(msgs.data(), 4));
   EXPECT_FALSE(edges_from_anchor(msgs.data(), 0));
+  // Ranks that cannot tell yet do not object: the anchor, unless most
+  // edge senders found their own exits the steadier.
+  msgs.clear();
+  add(0.5, kPrefersUnknown);
+  add(0.5, kPrefersUnknown);
+  add(0.5, kPrefersOwn);
+  EXPECT_TRUE(edges_from_anchor(msgs.data(), 3));
+  add(0.5, kPrefersOwn);
+  EXPECT_FALSE(edges_from_anchor(msgs.data(), 4));  // 2 of 4 object
 }
 
 }  // namespace
