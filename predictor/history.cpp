@@ -76,7 +76,10 @@ std::optional<double> PhaseHistory::anchored_phase_next() const {
 std::optional<bool> PhaseHistory::anchored_steadier_next() const {
   const Site* s = next_site();
   if (!s || s->anchored.size() < 3 || s->own.size() < 3) return std::nullopt;
-  return mean_change(s->anchored) < mean_change(s->own);
+  const double anchored = mean_change(s->anchored), own = mean_change(s->own);
+  if (anchored < own) return true;
+  if (own < 0.5 * anchored) return false;
+  return std::nullopt;  // about as steady: no preference
 }
 
 std::optional<double> PhaseHistory::anchored_sma_next() const {

@@ -48,7 +48,8 @@ class PhaseHistory {
   // for all ranks at once): nothing before any anchored sample.
   std::optional<double> anchored_sma_next() const;
   // Whether the anchored history of the expected site has been the
-  // steadier one; nothing while either has fewer than three samples.
+  // steadier one (true), the own one clearly so, by half (false); nothing
+  // in between or while either has fewer than three samples.
   std::optional<bool> anchored_steadier_next() const;
   std::optional<std::uint64_t> expected_next_site() const;
   std::optional<double> sma(std::uint64_t site) const;

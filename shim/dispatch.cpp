@@ -233,6 +233,12 @@ Decided decide_auto(const CallArgs& a, CommContext& ctx, const std::optional<Rou
         select_input(shape, ctx.size, ctx.rank, round->arrival, round->corrections, hosts_of(a.coll, ctx),
                      round->noise)));
   }
+  if (ctx.rank == 0 && log().should_log(spdlog::level::trace)) {
+    const double first = *std::min_element(round->arrival.begin(), round->arrival.end());
+    std::string ms;
+    for (double t : round->arrival) ms += fmt::format(" {:.1f}", 1e3 * (t - first));
+    log().trace("{} call #{}: predicted arrivals (ms after the first):{}", to_string(a.coll), seq, ms);
+  }
   if (ctx.rank == 0 && log().should_log(spdlog::level::debug))
     log().debug("{} call #{} on communicator {:#x}{}, prediction error scatter {:.1f} us: {}", to_string(a.coll),
                 seq, ctx.id, out.ready ? " (decided ahead)" : "", 1e6 * round->noise, format_selection(*sel));

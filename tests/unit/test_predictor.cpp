@@ -95,6 +95,20 @@ TEST(PhaseHistory, OwnPhaseWhenItIsTheSteadierOne) {
   EXPECT_NEAR(*h.predict_next_arrival() - t, 0.030, 1e-12);
 }
 
+// Both histories about as steady (own changes 2 ms a call, anchored 3 ms):
+// no preference either way.
+TEST(PhaseHistory, NoPreferenceWhenBothAreAboutAsSteady) {
+  PhaseHistory h(2);
+  double exit = 0;
+  for (int i = 0; i < 8; ++i) {
+    const double arrival = exit + 0.030 + (i % 2 ? 0.002 : 0.0);
+    const double anchor = exit - (i % 2 ? 0.001 : 0.0);  // anchored phase: 30, 33, 30, 33 ms
+    exit = arrival + 0.005;
+    h.on_call(1, arrival, exit, i == 0 ? NAN : anchor);
+  }
+  EXPECT_FALSE(h.anchored_steadier_next());
+}
+
 TEST(PhaseHistory, NoAnchoredPhaseBeforeThreeSamples) {
   PhaseHistory h(2);
   // Arrivals 0.1 s after the anchor; own exits alternate, so the anchored
