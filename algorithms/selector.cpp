@@ -95,8 +95,8 @@ const char* screen(const SelectInput& in, Selection& s) {
 }
 
 // Whether algorithm `a` is still on trial on these inputs' communicator:
-// fewer than kTrialCalls calls have taught its own factor (identical on
-// every rank, as the factors are).
+// it has run fewer than kTrialCalls calls (identical on every rank, as the
+// factors are).
 bool on_trial(const SelectInput& in, Algo a) {
   if (a == Algo::Native) return false;
   auto it = in.correction.find(static_cast<int>(in.coll) * 64 + kCorrectionCalls + static_cast<int>(a));
@@ -104,7 +104,8 @@ bool on_trial(const SelectInput& in, Algo a) {
 }
 
 // The measured correction of algorithm `a`'s model: the collective's
-// common factor (learned from every call) times the algorithm's own
+// common factor (native's calls teach it, whatever ran until native has
+// run) times the algorithm's own
 // (1 when absent, and for native).  While `a` is on trial its own factor
 // rests on too few calls to judge it by (one may be an outlier): the common
 // factor alone.
@@ -158,12 +159,12 @@ double needed_gain(const SelectInput& in, const Selection& s, double native_cost
 // Builds the pick's schedule (only this rank's program when known) and says
 // why; native when it is not worth it or cannot be built.  A pick predicted
 // no slower than native but not faster by the margin runs while it is on
-// trial: the
-// models of the trees and of native can miss in opposite directions (on
-// the emulated cluster, reduce with random lateness: the sorted binomial
-// tree predicted as fast as native ran twice as fast, its leaves leaving as
-// soon as the network's buffers took their data), and a few calls teach its
-// factor what it really costs (one could be an outlier).
+// trial: the models of the trees and of native can miss in opposite
+// directions (on the emulated cluster, reduce with random lateness: the
+// sorted binomial tree predicted as fast as native ran twice as fast, its
+// leaves leaving as soon as the network's buffers took their data), and a
+// few calls teach its factor what it really costs (one could be an
+// outlier).
 void settle(const SelectInput& in, Selection& s, double best, double native_cost) {
   const bool clear_win = best < native_cost - needed_gain(in, s, native_cost);
   const bool trial = !clear_win && best <= native_cost && on_trial(in, s.pick);

@@ -14,10 +14,13 @@
 // binomial tree for reduce, ring, Bruck or recursive doubling for
 // allgather), taking the cheaper.  An arrival-aware candidate must remove at
 // least `margin` of the time native spends above the lower bound (and two
-// message latencies, and a quarter of one whole-vector transfer) to be chosen, so a balanced job keeps the library's
-// tuned algorithm.  For allreduce and reduce, when the predicted spread is
-// below half a message time nothing is simulated: native.  Everything here is a pure
-// function of inputs that are identical on every rank.
+// message latencies, and a quarter of one whole-vector transfer) to be
+// chosen, so a balanced job keeps the library's tuned algorithm, unless it
+// is on trial (kTrialCalls).  Every model is multiplied by the measured
+// corrections (SelectInput::correction).  For allreduce and reduce, when
+// the predicted spread is below half a message time, or within the
+// ranks' prediction noise, nothing is simulated: native.  Everything here
+// is a pure function of inputs that are identical on every rank.
 #pragma once
 
 #include <memory>
@@ -32,14 +35,14 @@
 namespace papshim {
 
 // SelectInput::correction's keys: per collective (int(coll) * 64 + ...) an
-// arrival-aware algorithm's own factor at int(algo), how many calls taught
-// it at kCorrectionCalls + int(algo), and the common factor at
-// kCommonCorrection (no Algo reaches 32).
+// arrival-aware algorithm's own factor at int(algo), how many calls it ran
+// at kCorrectionCalls + int(algo) (for native: how many taught the common
+// factor), and the common factor at kCommonCorrection (no Algo reaches 32).
 constexpr int kCorrectionCalls = 32;
 constexpr int kCommonCorrection = 63;
-// Until this many calls have taught an arrival-aware algorithm's own
-// factor it is on trial: predicted with the common factor alone, and run
-// when predicted no slower than native even within the margin.
+// Until an arrival-aware algorithm has run this many calls it is on trial:
+// predicted with the common factor alone, and run when predicted no slower
+// than native even within the margin.
 constexpr int kTrialCalls = 3;
 
 struct SelectInput {
