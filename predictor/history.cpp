@@ -68,9 +68,8 @@ const PhaseHistory::Site* PhaseHistory::next_site() const {
 }
 
 std::optional<double> PhaseHistory::anchored_phase_next() const {
-  const Site* s = next_site();
-  if (!s || !(mean_change(s->anchored) < mean_change(s->own))) return std::nullopt;
-  return sma_of(s->anchored);
+  const auto steadier = anchored_steadier_next();
+  return steadier && *steadier ? anchored_sma_next() : std::nullopt;
 }
 
 std::optional<bool> PhaseHistory::anchored_steadier_next() const {

@@ -42,7 +42,8 @@ class PhaseHistory {
   // before any history.
   std::optional<double> predict_next_arrival() const;
   // The next call's phase measured from the anchor (SMA), when the anchored
-  // history of the expected site is the steadier one; nothing otherwise.
+  // history of the expected site is the steadier one
+  // (anchored_steadier_next); nothing otherwise.
   std::optional<double> anchored_phase_next() const;
   // The same SMA whether or not it is the steadier one (the round decides
   // for all ranks at once): nothing before any anchored sample.
