@@ -26,7 +26,9 @@ void clock_offsets(MPI_Comm world, int rank, int size, Calibration& c) {
         if (t1 - t0 < best_rtt) best_rtt = t1 - t0, offset = peer_time - 0.5 * (t0 + t1);
       }
       const double msg[2] = {offset, best_rtt};
-      PMPI_Send(msg, 2, MPI_DOUBLE, peer, kTagOffset, world);
+      double echo[2];  // the same message back keeps the pair symmetric (calibrate.h)
+      PMPI_Sendrecv(msg, 2, MPI_DOUBLE, peer, kTagOffset, echo, 2, MPI_DOUBLE, peer, kTagOffset, world,
+                    MPI_STATUS_IGNORE);
     } else if (rank == peer) {
       for (int i = 0; i < kRounds; ++i) {
         double t0 = 0;
@@ -36,6 +38,7 @@ void clock_offsets(MPI_Comm world, int rank, int size, Calibration& c) {
       }
       double msg[2];
       PMPI_Recv(msg, 2, MPI_DOUBLE, 0, kTagOffset, world, MPI_STATUS_IGNORE);
+      PMPI_Send(msg, 2, MPI_DOUBLE, 0, kTagOffset, world);
       c.clock_offset = msg[0];
       c.offset_rtt = msg[1];
     }
@@ -86,7 +89,10 @@ Calibration calibrate(MPI_Comm world, int rank, int size, int peer) {
       fig[2] = std::max(best / (4.0 * (1 << 18)), 1e-13);
     }
   }
-  PMPI_Bcast(fig, 3, MPI_DOUBLE, 0, world);
+  // Rank 0's figures to all: a maximum over zeros elsewhere, because a
+  // broadcast's messages go one way only (calibrate.h).
+  if (rank != 0) fig[0] = fig[1] = fig[2] = 0;
+  PMPI_Allreduce(MPI_IN_PLACE, fig, 3, MPI_DOUBLE, MPI_MAX, world);
   c.cost.alpha = fig[0];
   c.cost.beta = fig[1];
   c.cost.gamma = fig[2];

@@ -46,8 +46,11 @@ progress_end
 med() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "8-byte MPI_Allreduce on ${self:+MPI_COMM_SELF of }$np ranks ($( ((yield)) && echo yielding || echo spinning) while waiting), us per call, median of $reps runs"
 echo "(each run: medians of 15 batches of 2000 calls; 'added' = MPI_ minus PMPI_ batches, paired)"
-printf '  %-16s %8s %8s %8s   %s\n' variant MPI_ PMPI_ added "added, per run"
+echo "('over native' = MPI_ minus the run without papshim: papshim's code and whatever it changes in the library)"
+native=$(med "${col1[1-without]}")
+printf '  %-16s %8s %8s %8s %12s   %s\n' variant MPI_ PMPI_ added "over native" "added, per run"
 for k in $(printf '%s\n' "${!col1[@]}" | sort); do
-  printf '  %-16s %8s %8s %8s   (%s)\n' "${k#*-}" "$(med "${col1[$k]}")" "$(med "${col2[$k]}")" \
-    "$(med "${col3[$k]}")" "${col3[$k]% }"
+  m=$(med "${col1[$k]}")
+  printf '  %-16s %8s %8s %8s %12.3f   (%s)\n' "${k#*-}" "$m" "$(med "${col2[$k]}")" \
+    "$(med "${col3[$k]}")" "$(awk -v a="$m" -v b="$native" 'BEGIN {print a - b}')" "${col3[$k]% }"
 done

@@ -115,8 +115,10 @@ bool CommRegistry::ensure_private(CommContext& ctx) {
   }
   ++made_;
   PMPI_Comm_set_errhandler(ctx.priv, MPI_ERRORS_RETURN);
-  std::uint64_t id = ctx.local_id;
-  PMPI_Bcast(&id, 1, MPI_UINT64_T, 0, ctx.priv);
+  // Rank 0's id for all, as a maximum over zeros: a broadcast would leave
+  // the shared-memory transport slower for every later call (calibrate.h).
+  std::uint64_t id = ctx.rank == 0 ? ctx.local_id : 0;
+  PMPI_Allreduce(MPI_IN_PLACE, &id, 1, MPI_UINT64_T, MPI_MAX, ctx.priv);
   ctx.id = id | (std::uint64_t{1} << 63);  // never 0
   int* ub = nullptr;
   int has_ub = 0;

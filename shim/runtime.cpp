@@ -97,7 +97,9 @@ int find_hosts(Runtime& rt) {
   PMPI_Comm_split_type(rt.world_priv, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   if (node != MPI_COMM_NULL) {
     PMPI_Comm_size(node, &rt.ranks_here);
-    if (k <= 0) PMPI_Bcast(&key, 1, MPI_INT, 0, node);
+    // The lowest world rank on the host, by a minimum rather than a
+    // broadcast from it: start-up traffic goes both ways (calibrate.h).
+    if (k <= 0) PMPI_Allreduce(MPI_IN_PLACE, &key, 1, MPI_INT, MPI_MIN, node);
     PMPI_Comm_free(&node);
   }
   if (k > 0) key = static_cast<int>(rt.world_rank / k * k);  // PAPSHIM_TEST_RANKS_PER_NODE: emulated hosts
