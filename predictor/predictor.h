@@ -16,13 +16,13 @@
 // a library collective, other MPI calls do not.
 //
 // Why the messages on the private duplicate match up.  papshim sends three
-// kinds there: the PMPI_Bcast that creates it (shim/comm_context.cpp
+// kinds there: the PMPI_Allreduce that creates it (shim/comm_context.cpp
 // ensure_private) and PAPSHIM_CHECK's PMPI_Allreduce (shim/dispatch.cpp),
 // both collectives, and point-to-point messages: the schedules' (tags up to
 // the context's tag_ub) and the rounds' (the kRoundTags tags above it).
 // Collectives never match point-to-point messages, and the two kinds of
 // point-to-point messages never match each other by tag.  The collectives
-// are started in the same order on every rank: the Bcast before this
+// are started in the same order on every rank: the Allreduce before this
 // predictor exists, the check's Allreduce of call r inside call r, and
 // whether a call has one is decided from inputs identical on every rank.
 // The rounds need no order with respect to them: round r is started, on
