@@ -202,8 +202,9 @@ std::vector<ParamSpec> make_specs() {
                    "ask MPI for `MPI_THREAD_MULTIPLE` and decide on a helper thread ahead of each call; 0: inline",
                    field(&Config::helper_thread)));
   s.push_back(choice("PAPSHIM_HELPER_BACKOFF", "auto", {"auto", "on", "off"},
-                     "helper thread polls: `on` doubles the pause after a poll that found nothing new (0.1 to 1 ms); "
-                     "`off` polls every 0.1 ms; `auto`: on when the job's ranks on a machine outnumber its cores",
+                     "helper thread polls: `on` doubles the pause after a poll that found nothing new, from 0.1 ms "
+                     "up to 1 ms, or up to 50 ms when the job spans several machines; `off` polls every 0.1 ms; "
+                     "`auto`: on when a machine has at least as many of the job's ranks as cores a rank may run on",
                      [](Config& c, const std::string& v) { c.helper_backoff = v; }));
   s.push_back(integer("PAPSHIM_MIN_BYTES", "16384", 0, 1L << 30,
                       "auto mode predicts and reconsiders only calls of at least this many bytes per rank",

@@ -1,5 +1,6 @@
 #include "predictor/helper_thread.h"
 
+#include <pthread.h>
 #include <time.h>
 
 #include <algorithm>
@@ -16,13 +17,14 @@ HelperThread& HelperThread::instance() {
   return *h;
 }
 
-bool HelperThread::start(Precompute fn, bool back_off) {
+bool HelperThread::start(Precompute fn, long max_pause_ns) {
   precompute_ = std::move(fn);
-  back_off_ = back_off;
+  max_pause_ns_ = max_pause_ns;
   std::promise<bool> ready;
   auto started = ready.get_future();
   try {
     thread_ = new std::thread([this, &ready] {
+      pthread_setname_np(pthread_self(), "papshim-helper");
       ready.set_value(true);
       loop();
     });
@@ -104,7 +106,7 @@ void HelperThread::loop() {
       if (queue_.read_available() == 0 && !stop_.load()) cv_.wait_for(lock, std::chrono::milliseconds(50));
       sleeping_ = false;
     } else {
-      pace_ns = advanced || !back_off_ ? kMinPaceNs : std::min(2 * pace_ns, kMaxPaceNs);
+      pace_ns = advanced || max_pause_ns_ <= 0 ? kMinPaceNs : std::min(2 * pace_ns, max_pause_ns_);
       const timespec pace{0, pace_ns};
       nanosleep(&pace, nullptr);
     }

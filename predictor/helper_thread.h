@@ -43,10 +43,13 @@ class HelperThread {
   using Precompute = std::function<std::shared_ptr<const Selection>(const RoundResult&, const CallShape&, int nprocs,
                                                                      int rank, const NodeMap* nodes)>;
 
-  // Starts the thread; false (and no thread) when it could not start.
-  // `back_off`: the cores are oversubscribed, so polls that find nothing
-  // new come less and less often (kMinPace doubling up to kMaxPace).
-  bool start(Precompute fn, bool back_off = false);
+  // Starts the thread ("papshim-helper" in top -H, gdb and perf); false
+  // (and no thread) when it could not start.  `max_pause_ns` > 0: the cores
+  // are oversubscribed, so polls that find nothing new come less and less
+  // often, the pause doubling from kMinPaceNs up to max_pause_ns (a round
+  // still open at the next call's entry is completed by the application
+  // thread there); 0: a poll every kMinPaceNs.
+  bool start(Precompute fn, long max_pause_ns = 0);
   // Joins the thread (bounded).  Safe to call when not started, and again.
   void stop();
   // In a forked child: the thread does not exist there; never join it.
@@ -91,9 +94,15 @@ class HelperThread {
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> running_{false};
   std::atomic<int> in_collective_{0};
-  bool back_off_ = false;
-  static constexpr long kMinPaceNs = 100000;   // between polls while rounds progress
-  static constexpr long kMaxPaceNs = 1000000;  // after polls that found nothing new, when backing off
+  long max_pause_ns_ = 0;  // 0: no back-off
+ public:
+  static constexpr long kMinPaceNs = 100000;  // between polls while rounds progress
+  // The longest pause of a backing-off helper: on one machine, and when the
+  // job spans machines (runtime.cpp, helper_pause_ns).
+  static constexpr long kMaxPauseOneHostNs = 1000000;
+  static constexpr long kMaxPauseHostsNs = 50000000;
+
+ private:
   static constexpr int kMaxSkipped = 7;        // polls left out in a row while the application is in a collective
   Precompute precompute_;
   std::atomic<double> cpu_seconds_{0};

@@ -121,6 +121,19 @@ bool oversubscribed(const Runtime& rt) {
   return cores > 0 && rt.ranks_here >= cores;
 }
 
+// How long an idle helper may pause between polls (HelperThread::start).
+// Not oversubscribed: it polls every 0.1 ms.  Oversubscribed, each wake-up
+// takes a core from a rank, and a poll of a job spanning machines also
+// drives the network transport, whose progress the application thread
+// needs.  Measured on 4 emulated hosts x 4 ranks on 2 cores (1 Mi floats,
+// medians of 3 interleaved rounds; docs/results.md): balanced reduce 272 ms
+// with pauses of at most 1 ms, 135 ms with up to 50 ms, native 130 ms.  On
+// one machine (8 ranks, 2 cores) the shorter pauses were the faster.
+long helper_pause_ns(const Runtime& rt) {
+  if (!oversubscribed(rt)) return 0;
+  return rt.multi_node ? HelperThread::kMaxPauseHostsNs : HelperThread::kMaxPauseOneHostNs;
+}
+
 // The stall notice names the call site by its report key.
 std::string describe_site(const void* site) { return callsite_key(*static_cast<const CallSite*>(site)); }
 
@@ -138,8 +151,9 @@ void start_helper(Runtime& rt) {
     rt.thread_mode = "inline (MPI did not grant MPI_THREAD_MULTIPLE)";
     if (rt.world_rank == 0 && rt.asked_multiple)
       log().warn("the predictor runs inline: MPI did not grant MPI_THREAD_MULTIPLE");
-  } else if (HelperThread::instance().start(precompute_selection, oversubscribed(rt))) {
-    rt.thread_mode = oversubscribed(rt) ? "helper thread (polls back off)" : "helper thread";
+  } else if (const long pause = helper_pause_ns(rt); HelperThread::instance().start(precompute_selection, pause)) {
+    rt.thread_mode = pause > 0 ? fmt::format("helper thread (polls back off, up to {} ms)", pause / 1000000)
+                               : std::string("helper thread");
     return;
   } else {
     rt.thread_mode = "inline (the helper thread could not start)";
