@@ -74,8 +74,11 @@ ScheduleParams schedule_params_for(Algo a, const SelectInput& in) {
 
 namespace {
 
-// Inputs no candidate can improve on: the reason, or "" to go on.
-const char* screen(const SelectInput& in, Selection& s) {
+// Inputs no candidate can improve on: the reason, or "" to go on.  Sets
+// `balanced` when the reason is that the arrivals are balanced (no other
+// reason applies then).
+const char* screen(const SelectInput& in, Selection& s, bool& balanced) {
+  balanced = false;
   const std::size_t P = static_cast<std::size_t>(in.nprocs);
   s.message_time = in.cost.alpha + in.cost.beta * whole_bytes(in);
   if (in.arrival.size() == P && P > 0) {
@@ -87,10 +90,12 @@ const char* screen(const SelectInput& in, Selection& s) {
   if (in.coll != Collective::Allgather && !in.commutative) return "non-commutative op";
   // Allgather candidates (Sparbit) are not arrival-aware: they are chosen on
   // measured cost whatever the spread.
+  balanced = true;
   if (in.coll != Collective::Allgather && s.spread < 0.5 * s.message_time)
     return "balanced: predicted spread below half a message time";
   if (in.coll != Collective::Allgather && s.spread < kNoiseSpreads * in.noise)
     return "balanced within the prediction error: predicted spread below 4 times the scatter of the ranks' errors";
+  balanced = false;
   return "";
 }
 
@@ -101,6 +106,13 @@ bool on_trial(const SelectInput& in, Algo a) {
   if (a == Algo::Native) return false;
   auto it = in.correction.find(static_cast<int>(in.coll) * 64 + kCorrectionCalls + static_cast<int>(a));
   return it == in.correction.end() || it->second < kTrialCalls;
+}
+
+// Whether native's calls have taught the collective's common factor often
+// enough for a trial to be measured against it.
+bool native_measured(const SelectInput& in) {
+  auto it = in.correction.find(static_cast<int>(in.coll) * 64 + kCorrectionCalls + static_cast<int>(Algo::Native));
+  return it != in.correction.end() && it->second >= kNativeCallsBeforeTrials;
 }
 
 // The measured correction of algorithm `a`'s model: the collective's
@@ -146,28 +158,33 @@ double needed_gain(const SelectInput& in, const Selection& s, double native_cost
     for (double a : in.arrival) floor += (last - a) / static_cast<double>(in.nprocs);
     floor += s.message_time;
   }
-  // ... and, for allreduce and allgather, at least a quarter of one
-  // whole-vector transfer: smaller predicted gains are within what the model
-  // cannot resolve there.  Reduce has no floor, so the share of native's
-  // whole time is margin enough (on the emulated cluster the quarter
-  // transfer kept the sorted binomial tree out where it ran 1.4 times
-  // faster than native).
-  const double quarter = in.coll == Collective::Reduce ? 0.0 : 0.25 * s.message_time;
+  // ... and, for allreduce, at least a quarter of one whole-vector
+  // transfer: smaller predicted gains are within what the model cannot
+  // resolve there.  Reduce has no floor, so the share of native's whole
+  // time is margin enough (on the emulated cluster the quarter transfer
+  // kept the sorted binomial tree out where it ran 1.4 times faster than
+  // native); allgather's candidate does not act on arrivals, and what its
+  // trial measured against native is what it gains (on the emulated
+  // cluster Sparbit ran 1.25 times faster than native, measured 1.2 times
+  // on trial, and the quarter kept it out).
+  const double quarter = in.coll == Collective::Allreduce ? 0.25 * s.message_time : 0.0;
   return std::max({2.0 * in.cost.alpha, quarter, in.margin * std::max(native_cost - floor, 0.0)});
 }
 
 // Builds the pick's schedule (only this rank's program when known) and says
 // why; native when it is not worth it or cannot be built.  A pick predicted
-// no slower than native but not faster by the margin runs while it is on
-// trial: the models of the trees and of native can miss in opposite
-// directions (on the emulated cluster, reduce with random lateness: the
-// sorted binomial tree predicted as fast as native ran twice as fast, its
-// leaves leaving as soon as the network's buffers took their data), and a
-// few calls teach its factor what it really costs (one could be an
-// outlier).
+// within the margin of native, either side, runs while it is on trial once
+// native has been measured: the models of the trees and of native can miss
+// in opposite directions (on the emulated cluster, reduce with random
+// lateness: the sorted binomial tree predicted as fast as native ran twice
+// as fast, its leaves leaving as soon as the network's buffers took their
+// data; with nobody late, Open MPI's reduce of 4 MiB ran 2.5 times slower
+// than the binomial tree its model is), and a few calls teach its factor
+// what it really costs against native (one could be an outlier).
 void settle(const SelectInput& in, Selection& s, double best, double native_cost) {
-  const bool clear_win = best < native_cost - needed_gain(in, s, native_cost);
-  const bool trial = !clear_win && best <= native_cost && on_trial(in, s.pick);
+  const double gain = needed_gain(in, s, native_cost);
+  const bool clear_win = best < native_cost - gain;
+  const bool trial = !clear_win && best <= native_cost + gain && on_trial(in, s.pick) && native_measured(in);
   if (s.pick != Algo::Native && (clear_win || trial)) {
     s.params = schedule_params_for(s.pick, in);
     s.params.rank = in.rank;
@@ -182,7 +199,7 @@ void settle(const SelectInput& in, Selection& s, double best, double native_cost
     s.why = buf;
   } else {
     s.why = s.params.nprocs > 1 ? std::string(algo_info(s.pick).name) + ": schedule not built"
-                                 : "no arrival-aware algorithm beats native by the margin";
+                                 : "no candidate beats native by the margin";
     s.pick = Algo::Native;
     s.schedule.reset();
     s.params = ScheduleParams{};
@@ -190,13 +207,9 @@ void settle(const SelectInput& in, Selection& s, double best, double native_cost
   }
 }
 
-}  // namespace
-
-Selection select_algorithm(const SelectInput& in) {
-  if (reproducible_applies(in)) return reproducible_selection(in);
-  Selection s;
-  s.why = screen(in, s);
-  if (!s.why.empty()) return s;
+// Predicts native's models and `candidates` on `in` and settles on the
+// cheapest.
+Selection choose(const SelectInput& in, Selection s, const std::vector<Algo>& candidates) {
   double native_cost = INFINITY;
   const ArrivalSummary summary = summarize_arrivals(schedule_params_for(Algo::RingAllreduce, in).arrival);
   auto run = [&](Algo a, bool native_model) -> std::optional<double> {
@@ -211,7 +224,7 @@ Selection select_algorithm(const SelectInput& in) {
   };
   for (Algo a : native_models(in.coll, in.nprocs)) run(a, true);
   double best = INFINITY;
-  for (Algo a : aware_candidates(in.coll, in.nprocs)) {
+  for (Algo a : candidates) {
     const auto c = run(a, false);
     if (c && *c < best) {
       best = *c;
@@ -219,6 +232,27 @@ Selection select_algorithm(const SelectInput& in) {
     }
   }
   settle(in, s, best, native_cost);
+  return s;
+}
+
+}  // namespace
+
+Selection select_algorithm(const SelectInput& in) {
+  if (reproducible_applies(in)) return reproducible_selection(in);
+  Selection s;
+  bool balanced = false;
+  s.why = screen(in, s, balanced);
+  if (s.why.empty()) return choose(in, std::move(s), aware_candidates(in.coll, in.nprocs));
+  // A balanced reduce still has one rival to native: the binomial tree (the
+  // sorted one, on equal arrivals), which native's model is but Open MPI's
+  // reduce may well not run.  It is judged on what it measured against
+  // native, never on a spread that is noise.
+  if (!balanced || in.coll != Collective::Reduce) return s;
+  const std::string why = s.why;
+  SelectInput flat = in;
+  flat.arrival.assign(flat.arrival.size(), 0.0);
+  s = choose(flat, std::move(s), {Algo::SortedBinomial});
+  s.why = why + "; " + s.why;
   return s;
 }
 

@@ -14,13 +14,17 @@
 // binomial tree for reduce, ring, Bruck or recursive doubling for
 // allgather), taking the cheaper.  An arrival-aware candidate must remove at
 // least `margin` of the time native spends above the lower bound (and two
-// message latencies, and a quarter of one whole-vector transfer) to be
-// chosen, so a balanced job keeps the library's tuned algorithm, unless it
-// is on trial (kTrialCalls).  Every model is multiplied by the measured
-// corrections (SelectInput::correction).  For allreduce and reduce, when
-// the predicted spread is below half a message time, or within the
-// ranks' prediction noise, nothing is simulated: native.  Everything here
-// is a pure function of inputs that are identical on every rank.
+// message latencies, and for allreduce a quarter of one whole-vector
+// transfer) to be chosen, so a balanced job keeps the library's tuned
+// algorithm, unless it is on trial (kTrialCalls).  Every model is
+// multiplied by the measured corrections (SelectInput::correction), so a
+// candidate that measured faster than native on trial wins on what it
+// measured.  For allreduce and reduce, when the predicted spread is below
+// half a message time, or within the ranks' prediction noise, the arrivals
+// are taken as balanced: allreduce runs native; reduce weighs native
+// against the binomial tree alone (sorted binomial on equal arrivals),
+// which Open MPI's reduce may not be.  Everything here is a pure function
+// of inputs that are identical on every rank.
 #pragma once
 
 #include <memory>
@@ -40,10 +44,13 @@ namespace papshim {
 // factor), and the common factor at kCommonCorrection (no Algo reaches 32).
 constexpr int kCorrectionCalls = 32;
 constexpr int kCommonCorrection = 63;
-// Until an arrival-aware algorithm has run this many calls it is on trial:
-// predicted with the common factor alone, and run when predicted no slower
-// than native even within the margin.
+// Until a candidate has run this many calls it is on trial: predicted with
+// the common factor alone, and run when predicted no slower than native by
+// more than the margin, once native has taught the common factor
+// kNativeCallsBeforeTrials calls (so that the trial measures the candidate
+// against native, not against the bare model).
 constexpr int kTrialCalls = 3;
+constexpr int kNativeCallsBeforeTrials = 2;
 
 struct SelectInput {
   Collective coll = Collective::Allreduce;

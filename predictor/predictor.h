@@ -73,10 +73,10 @@
 // the previous call (exit - arrival).  When a round completes, every rank
 // holds the same vector of those times, so the mean elapsed time of the
 // previous call is known identically everywhere; compared with what the
-// cost model predicted for the algorithm that ran, it updates a correction
-// factor per (collective, algorithm) (geometric moving average), which auto
-// mode multiplies into its predictions.  Unused algorithms' factors drift
-// back towards 1, so an algorithm is tried again when conditions change.
+// cost model predicted for the algorithm that ran, it updates the
+// collective's common factor (from native's calls) or the algorithm's own
+// (update_corrections), which auto mode multiplies into its predictions.
+// Unused algorithms' factors drift back towards 1.
 //
 // Threads.  With the helper thread (predictor/helper_thread.h) the round is
 // advanced and completed by poll() as soon as the data is in (it may post

@@ -178,11 +178,14 @@ TEST(RoundMessage, ErrorScatterIgnoresTheErrorAllRanksShare) {
   EXPECT_TRUE(std::isnan(error_scatter(msgs.data(), 0)));
 }
 
-// The measured-cost feedback.  The collective's common factor moves by half
-// the (log) error still off, learning from whatever ran until native has
-// run, then from native's calls only; an arrival-aware algorithm's own
-// factor moves by 0.3 of what the common one left.  Only calls whose
-// arrivals came as predicted teach (with one rank 40 ms off a 100 ms
+// The measured-cost feedback.  The collective's common factor learns from
+// whatever ran until native has run, then from native's calls only: the
+// mean of native's first kTrialCalls calls, then half the (log) error still
+// off each call.  An algorithm's own factor learns what the common one
+// left: its first call (a warm-up) teaches nothing, the others of its trial
+// (kTrialCalls calls, whose predictions carried the common factor alone)
+// set it to their mean, later ones move it by 0.3 of the error.  Only calls
+// whose arrivals came as predicted teach (with one rank 40 ms off a 100 ms
 // prediction the call says how well the prediction did, not how well the
 // algorithm's model does), but every call counts towards a trial.
 TEST(RoundMessage, CorrectionsLearnOnlyFromWellPredictedCalls) {
@@ -194,24 +197,47 @@ TEST(RoundMessage, CorrectionsLearnOnlyFromWellPredictedCalls) {
   // Every rank 20 ms late (shared, not a misprediction), 150 ms measured.
   std::vector<RoundMessage> msgs(4, msg(0.150, 0.020));
   Corrections f{{64 + 3, 2.0}, {64 + kCommonCorrection, 3.0}, {common, 1.2}};
+  // Algorithm 7's first call warms it up: it only counts.
+  update_corrections(f, ran, msgs.data(), 4);
+  EXPECT_NEAR(f[common], 1.2, 1e-12);
+  EXPECT_EQ(f.count(own), 0u);
+  EXPECT_EQ(f[calls], 1.0);
+  EXPECT_NEAR(f[64 + 3], std::pow(2.0, 0.98), 1e-12);    // unused: drifts towards 1
+  f[64 + 3] = 2.0;
   update_corrections(f, ran, msgs.data(), 4);
   EXPECT_NEAR(f[common], 1.2 * std::sqrt(1.5), 1e-12);  // native has not run: it learns from algorithm 7
-  EXPECT_NEAR(f[own], std::pow(1.5, 0.15), 1e-12);       // 0.3 of the half left
-  EXPECT_EQ(f[calls], 1.0);
+  EXPECT_NEAR(f[own], std::sqrt(1.5), 1e-12);            // its first taught call: all the half left
+  EXPECT_EQ(f[calls], 2.0);
   EXPECT_NEAR(f[64 + 3], std::pow(2.0, 0.98), 1e-12);    // unused: drifts towards 1
   EXPECT_NEAR(f[64 + kCommonCorrection], 3.0, 1e-12);    // a common factor never drifts
   EXPECT_NEAR(error_reach(msgs.data(), 4), 0.0, 1e-15);
-  // Native ran: the common factor learns, the own ones drift.
+  // Native ran: the common factor learns, the own ones drift.  Its first
+  // call sets it to what native measured (1.5 times the prediction, which
+  // carried the factor); later ones to their mean, then by half the error.
   update_corrections(f, native, msgs.data(), 4);
-  EXPECT_NEAR(f[common], 1.2 * 1.5, 1e-12);
-  EXPECT_NEAR(f[own], std::pow(std::pow(1.5, 0.15), 0.98), 1e-12);
-  EXPECT_EQ(f[calls], 1.0);  // a count never drifts
-  // From now on algorithm 7's calls teach its own factor only.
-  const double before = f[own];
+  const double taught = 1.2 * std::pow(1.5, 1.5);
+  EXPECT_NEAR(f[common], taught, 1e-12);
+  Corrections n{{common, 2.0}, {kCorrectionCalls, 1.0}};
+  update_corrections(n, native, msgs.data(), 4);
+  EXPECT_NEAR(n[common], 2.0 * std::pow(1.5, 1.0 / 2), 1e-12);
+  n[kCorrectionCalls] = kTrialCalls;
+  update_corrections(n, native, msgs.data(), 4);
+  EXPECT_NEAR(n[common], 2.0 * std::pow(1.5, 1.0 / 2) * std::pow(1.5, 0.5), 1e-12);
+  EXPECT_NEAR(f[own], std::pow(std::sqrt(1.5), 0.98), 1e-12);
+  EXPECT_EQ(f[calls], 2.0);  // a count never drifts
+  // From now on algorithm 7's calls teach its own factor only.  Its last
+  // trial call, predicted with the common factor alone, ran 1.5 times that:
+  // the mean of its two taught calls.
+  double before = f[own];
   update_corrections(f, ran, msgs.data(), 4);
-  EXPECT_NEAR(f[common], 1.2 * 1.5, 1e-12);
+  EXPECT_NEAR(f[common], taught, 1e-12);
+  EXPECT_NEAR(f[own], std::sqrt(before * 1.5), 1e-12);
+  EXPECT_EQ(f[calls], static_cast<double>(kTrialCalls));
+  // Off trial, its prediction carried its own factor too: 0.3 of the error.
+  before = f[own];
+  update_corrections(f, ran, msgs.data(), 4);
   EXPECT_NEAR(f[own], before * std::pow(1.5, 0.3), 1e-12);
-  EXPECT_EQ(f[calls], 2.0);
+  EXPECT_NEAR(f[common], taught, 1e-12);
   // One rank 40 ms off the others: no factor learns, the own factors drift.
   msgs[2].last_error = 0.060;
   EXPECT_NEAR(error_reach(msgs.data(), 4), 0.040, 1e-15);
@@ -222,13 +248,13 @@ TEST(RoundMessage, CorrectionsLearnOnlyFromWellPredictedCalls) {
   EXPECT_EQ(g[calls], 1.0);  // but it counts towards the trial
   // 9 ms off (under a tenth of 100 ms): it learns.
   msgs[2].last_error = 0.029;
-  Corrections h;
+  Corrections h{{calls, 1.0}};
   update_corrections(h, ran, msgs.data(), 4);
   EXPECT_NEAR(h[common], std::sqrt(1.5), 1e-12);
   // No errors known (no prediction before): it learns as before.
   for (auto& m : msgs) m.last_error = nan;
   EXPECT_TRUE(std::isnan(error_reach(msgs.data(), 4)));
-  Corrections k;
+  Corrections k{{calls, 1.0}};
   update_corrections(k, ran, msgs.data(), 4);
   EXPECT_NEAR(k[common], std::sqrt(1.5), 1e-12);
 }
