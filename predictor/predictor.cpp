@@ -234,6 +234,13 @@ void Predictor::round_complete() {
     noise_ = upper_median(recent);
   }
 
+  if (rank_ == 0 && ran_.algo >= 0 && ran_.predicted > 0 && log().should_log(spdlog::level::debug)) {
+    double sum = 0;
+    for (const RoundMessage& m : recv_) sum += m.last_elapsed;
+    log().debug("{} as it ran: {} measured {:.1f} us mean elapsed, predicted {:.1f} us",
+                to_string(static_cast<Collective>(ran_.coll)), algo_info(static_cast<Algo>(ran_.algo)).name,
+                1e6 * sum / size_, 1e6 * ran_.predicted);
+  }
   update_corrections(corrections_, ran_, recv_.data(), size_);
 }
 
