@@ -324,6 +324,13 @@ class Sweep:
         os.makedirs(os.path.join(self.out, "bin"), exist_ok=True)
         if s["reports"]:
             os.makedirs(os.path.join(self.out, "reports"), exist_ok=True)
+        # papbench appends its rows: rows of an earlier sweep into the same
+        # directory would be summarised with this one's.
+        for name in ("sweep.csv", "iterations.csv"):
+            path = os.path.join(self.out, name)
+            if os.path.exists(path):
+                os.replace(path, path + ".previous")
+                note(f"{name} of an earlier sweep kept as {name}.previous")
         # Every launch uses these copies: a rebuild in the work tree during the
         # sweep cannot mix two versions of the library into one result.
         shutil.copy(self.lib, os.path.join(self.out, "bin/libpapshim.so"))
