@@ -104,15 +104,14 @@ const char* screen(const SelectInput& in, Selection& s, bool& balanced) {
 // factors are).
 bool on_trial(const SelectInput& in, Algo a) {
   if (a == Algo::Native) return false;
-  auto it = in.correction.find(static_cast<int>(in.coll) * 64 + kCorrectionCalls + static_cast<int>(a));
-  return it == in.correction.end() || it->second < kTrialCalls;
+  return correction_calls(in.correction, static_cast<int>(in.coll), static_cast<int>(a)) < kTrialCalls;
 }
 
 // Whether native's calls have taught the collective's common factor often
 // enough for a trial to be measured against it.
 bool native_measured(const SelectInput& in) {
-  auto it = in.correction.find(static_cast<int>(in.coll) * 64 + kCorrectionCalls + static_cast<int>(Algo::Native));
-  return it != in.correction.end() && it->second >= kNativeCallsBeforeTrials;
+  return correction_calls(in.correction, static_cast<int>(in.coll), static_cast<int>(Algo::Native)) >=
+         kNativeCallsBeforeTrials;
 }
 
 // The measured correction of algorithm `a`'s model: the collective's

@@ -52,6 +52,14 @@ constexpr int kCommonCorrection = 63;
 constexpr int kTrialCalls = 3;
 constexpr int kNativeCallsBeforeTrials = 2;
 
+// The key of algorithm `algo`'s call count on collective `coll`, and the
+// count the factors hold there (0 when absent).
+inline int correction_calls_key(int coll, int algo) { return coll * 64 + kCorrectionCalls + algo; }
+inline double correction_calls(const std::unordered_map<int, double>& factors, int coll, int algo) {
+  const auto it = factors.find(correction_calls_key(coll, algo));
+  return it == factors.end() ? 0.0 : it->second;
+}
+
 struct SelectInput {
   Collective coll = Collective::Allreduce;
   int nprocs = 1;

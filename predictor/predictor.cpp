@@ -147,10 +147,8 @@ void update_corrections(Corrections& factors, const RanDecision& ran, const Roun
   // its buffers, the predictor's first orders for it): on the emulated
   // cluster the sorted binomial tree's first call ran 1.5 to 4 times slower
   // than its next ones, enough to fail every trial.  It teaches nothing.
-  const int calls_key = ran.coll * 64 + kCorrectionCalls + ran.algo;
   const bool aware = ran.algo > static_cast<int>(Algo::Native);
-  const auto counted = aware ? factors.find(calls_key) : factors.end();
-  const double runs_before = counted == factors.end() ? 0.0 : counted->second;
+  const double runs_before = aware ? correction_calls(factors, ran.coll, ran.algo) : 0.0;
   const bool warm = !aware || runs_before >= 1;
   int updated = -1;
   if (ran.algo >= 0 && ran.predicted > 0 && informative && warm && nranks > 0) {
@@ -175,17 +173,15 @@ void update_corrections(Corrections& factors, const RanDecision& ran, const Roun
       const double common = get(base + kCommonCorrection);
       const double own = native ? 1.0 : get(base + ran.algo);
       const double ratio = clamp(measured / ran.predicted);  // the prediction carried common * own
-      const int native_calls = base + kCorrectionCalls + static_cast<int>(Algo::Native);
-      const bool native_taught = factors.count(native_calls) > 0;
       // Native's first calls set the common factor to their mean, so that
       // the trials that follow them are measured against native itself.
-      const auto taught = factors.find(native_calls);
-      const double native_before = taught == factors.end() ? 0.0 : taught->second;
+      const double native_before = correction_calls(factors, ran.coll, static_cast<int>(Algo::Native));
+      const bool native_taught = native_before > 0;
       const double common_step = native && native_before < kTrialCalls ? 1.0 / (native_before + 1.0) : kStep;
       const double new_common = native || !native_taught ? clamp(common * std::pow(ratio, common_step)) : common;
       factors[base + kCommonCorrection] = new_common;
       if (native) {
-        factors[native_calls] += 1;
+        factors[correction_calls_key(ran.coll, static_cast<int>(Algo::Native))] += 1;
       } else {
         updated = base + ran.algo;
         // On trial (selector.cpp correction_for) its prediction carried
@@ -200,7 +196,7 @@ void update_corrections(Corrections& factors, const RanDecision& ran, const Roun
   }
   // Every call counts towards a trial, taught or not: what bounds the calls
   // an algorithm runs on trial is what a bad one costs.
-  if (aware && ran.predicted > 0) factors[calls_key] += 1;
+  if (aware && ran.predicted > 0) factors[correction_calls_key(ran.coll, ran.algo)] += 1;
   for (auto& [key, f] : factors)
     if (key != updated && key % 64 < kCorrectionCalls) f = std::pow(f, kDrift);  // own factors only
 }
