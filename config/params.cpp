@@ -209,6 +209,11 @@ std::vector<ParamSpec> make_specs() {
   s.push_back(integer("PAPSHIM_MIN_BYTES", "16384", 0, 1L << 30,
                       "auto mode predicts and reconsiders only calls of at least this many bytes per rank",
                       field(&Config::min_bytes)));
+  s.push_back(integer("PAPSHIM_QUIET_SKIP", "64", 0, 1024,
+                      "after 8 calls in a row that auto weighed and ran native, the prediction rounds thin out: 1 call "
+                      "without a round, then 2, 4, ... up to this many between rounds, until auto picks anything "
+                      "else; 0: a round on every call",
+                      field(&Config::quiet_skip)));
   s.push_back(flag("PAPSHIM_REPRODUCIBLE", "0",
                    "1: allreduce and reduce results that do not depend on which rank is late (README: Reproducible "
                    "results); 0: "

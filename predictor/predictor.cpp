@@ -56,11 +56,12 @@ bool edges_from_anchor(const RoundMessage* msgs, int nranks) {
 }
 
 Predictor::Predictor(MPI_Comm xchg, int size, int rank, int tag_top, int window, PredictorMode mode,
-                     long min_bytes)
+                     long min_bytes, long quiet_skip)
     : size_(size),
       rank_(rank),
       mode_(mode),
       min_bytes_(static_cast<std::uint64_t>(std::max(min_bytes, 0L))),
+      quiet_(quiet_skip),
       history_(window),
       my_prediction_(kNaN),
       last_error_(kNaN),
@@ -276,7 +277,11 @@ bool Predictor::on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& 
   const auto next = history_.expected_next_site();
   auto it = next ? shape_by_site_.find(*next) : shape_by_site_.end();
   next_shape_ = it == shape_by_site_.end() ? shape : it->second;
-  if (rounds_left_ == 0) return false;
+  const bool skip = quiet_.skip_next(ran);
+  if (skip && rank_ == 0 && rounds_left_ > 0 && log().should_log(spdlog::level::debug))
+    log().debug("no prediction round for call #{}: auto ran native in the last {} calls it weighed",
+                seq + 1, quiet_.streak());
+  if (rounds_left_ == 0 || skip) return false;
   post_round(seq + 1);
   if (mode_ == PredictorMode::Sma) {
     const auto p = history_.predict_next_arrival();

@@ -88,6 +88,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -124,6 +125,42 @@ struct RanDecision {
   int coll = -1;
   int algo = -1;          // Algo as int
   double predicted = 0;   // the cost model's mean elapsed for it, seconds (0: none)
+  bool judged = false;    // auto weighed this call on its round's arrival vector
+  bool quiet = false;     // ... and ran native
+};
+
+// Rounds while auto keeps running native.  A call that auto weighed and
+// ran native needs nothing from the next round but the confirmation that
+// nothing changed: after kQuietRounds such calls in a row the rounds thin
+// out, one call without a round, then 2, 4, ... up to `max_skip` between
+// rounds; any other pick brings a round on every call back.  The inputs
+// are the decisions, identical on every rank, so every rank skips the same
+// rounds.  Calls without a round (skipped, or not considered by auto)
+// leave the count as it is.
+class QuietRounds {
+ public:
+  static constexpr int kQuietRounds = 8;  // longer than native's first calls and a trial
+  explicit QuietRounds(long max_skip) : max_skip_(max_skip) {}
+  // The exit of a call; true when the round of the next call is skipped.
+  bool skip_next(const RanDecision& ran) {
+    if (ran.judged) {
+      streak_ = ran.quiet ? std::min(streak_ + 1, kQuietRounds + 30) : 0;
+      const int doublings = std::min(streak_ - kQuietRounds, 30);
+      left_ = streak_ >= kQuietRounds && max_skip_ > 0 ? std::min(max_skip_, 1L << doublings) : 0;
+    }
+    if (left_ == 0) return false;
+    --left_;
+    ++skipped_;
+    return true;
+  }
+  int streak() const { return streak_; }
+  std::uint64_t skipped() const { return skipped_; }
+
+ private:
+  long max_skip_;
+  int streak_ = 0;           // judged calls in a row that ran native
+  long left_ = 0;            // rounds still to skip
+  std::uint64_t skipped_ = 0;
 };
 
 // Correction factors: (collective * 64 + algorithm) -> measured / predicted.
@@ -219,7 +256,9 @@ class Predictor {
   // `xchg`: the private duplicate the rounds run on; `tag_top`: its
   // MPI_TAG_UB (the rounds use the kRoundTags tags up to it); `min_bytes`:
   // PAPSHIM_MIN_BYTES (the round policy, on_exit()).
-  Predictor(MPI_Comm xchg, int size, int rank, int tag_top, int window, PredictorMode mode, long min_bytes);
+  // `quiet_skip`: QuietRounds' max_skip (PAPSHIM_QUIET_SKIP; 0: a round on every call).
+  Predictor(MPI_Comm xchg, int size, int rank, int tag_top, int window, PredictorMode mode, long min_bytes,
+            long quiet_skip = 0);
   Predictor(const Predictor&) = delete;
   Predictor& operator=(const Predictor&) = delete;
 
@@ -283,6 +322,7 @@ class Predictor {
   PredictorMode mode_;
   std::uint64_t min_bytes_;
   int rounds_left_ = 0;       // calls that still open a round (on_exit)
+  QuietRounds quiet_;         // ... fewer while auto keeps running native
   PhaseHistory history_;
   std::unordered_map<std::uint64_t, CallShape> shape_by_site_;
   CallShape next_shape_;

@@ -131,7 +131,7 @@ bool CommRegistry::ensure_private(CommContext& ctx) {
   const Config& cfg = runtime().cfg;
   if (cfg.predictor != PredictorMode::Off)
     ctx.pred = std::make_shared<Predictor>(ctx.priv, ctx.size, ctx.rank, tag_top, cfg.sma_window, cfg.predictor,
-                                           cfg.min_bytes);
+                                           cfg.min_bytes, cfg.quiet_skip);
   // Several ranks per host: reductions run between hosts (shim/hierarchy.h).
   // Every input is job-wide, so every rank makes the same decision here.
   if (cfg.hierarchy && !cfg.reproducible && runtime().multi_node)

@@ -281,5 +281,42 @@ TEST(RoundMessage, EdgesFromTheAnchorByMajorityOfEdgeSenders) {
   EXPECT_FALSE(edges_from_anchor(msgs.data(), 4));  // 2 of 4 object
 }
 
+// The rounds a run of native picks skips: none until kQuietRounds judged
+// calls in a row ran native, then 1, 2, 4, ... up to the cap; calls with
+// no round leave the count alone; any other pick ends the thinning.
+TEST(QuietRounds, ThinOutWhileNativeRunsAndComeBackAtOnce) {
+  const RanDecision quiet{0, 0, 1e-3, true, true}, busy{0, 2, 1e-3, true, false}, unjudged{0, 0, 0, false, false};
+  QuietRounds q(4);
+  // The pattern of rounds: true = the next call has a round.
+  auto next_has_round = [&](const RanDecision& d) { return !q.skip_next(d); };
+  for (int i = 0; i < QuietRounds::kQuietRounds - 1; ++i) EXPECT_TRUE(next_has_round(quiet)) << i;
+  EXPECT_TRUE(next_has_round(unjudged));  // a call auto did not weigh: no count either way
+  EXPECT_FALSE(next_has_round(quiet));    // the 4th: one call without a round
+  EXPECT_TRUE(next_has_round(unjudged));  // ... that call, after which the round returns
+  EXPECT_FALSE(next_has_round(quiet));    // the 5th: two calls without
+  EXPECT_FALSE(next_has_round(unjudged));
+  EXPECT_TRUE(next_has_round(unjudged));
+  EXPECT_FALSE(next_has_round(quiet));    // the 6th: four
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(next_has_round(unjudged)) << i;
+  EXPECT_TRUE(next_has_round(unjudged));
+  // From the 7th on: the cap, 4.
+  EXPECT_FALSE(next_has_round(quiet));
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(next_has_round(unjudged)) << i;
+  EXPECT_TRUE(next_has_round(unjudged));
+  EXPECT_EQ(q.skipped(), 1u + 2u + 4u + 4u);
+  // Anything else: a round on every call, and the count starts again.
+  EXPECT_TRUE(next_has_round(busy));
+  EXPECT_EQ(q.streak(), 0);
+  for (int i = 0; i < QuietRounds::kQuietRounds - 1; ++i) EXPECT_TRUE(next_has_round(quiet)) << i;
+  EXPECT_FALSE(next_has_round(quiet));
+}
+
+TEST(QuietRounds, ZeroKeepsARoundOnEveryCall) {
+  QuietRounds q(0);
+  const RanDecision quiet{0, 0, 1e-3, true, true};
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(q.skip_next(quiet)) << i;
+  EXPECT_EQ(q.skipped(), 0u);
+}
+
 }  // namespace
 }  // namespace papshim
