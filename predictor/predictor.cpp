@@ -1,6 +1,7 @@
 #include "predictor/predictor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <thread>
@@ -13,6 +14,8 @@ namespace papshim {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kCloseWaitSeconds = 1.0;
+
+std::atomic<std::uint64_t> g_rounds_opened{0}, g_rounds_skipped{0};
 
 // Closed predictors whose round is still running, with their duplicates.
 struct Parked {
@@ -68,6 +71,9 @@ Predictor::Predictor(MPI_Comm xchg, int size, int rank, int tag_top, int window,
       recv_(static_cast<std::size_t>(size), RoundMessage{}),
       exchange_(xchg, size, rank, kRoundWords, tag_top) {}
 
+std::uint64_t Predictor::rounds_opened() { return g_rounds_opened.load(std::memory_order_relaxed); }
+std::uint64_t Predictor::rounds_skipped() { return g_rounds_skipped.load(std::memory_order_relaxed); }
+
 void Predictor::post_round(std::uint64_t seq) {
   // The previous round was completed at the entry of call seq-1 (every round
   // is); an exchange still running would be a bug, and waiting for it keeps
@@ -75,6 +81,7 @@ void Predictor::post_round(std::uint64_t seq) {
   if (exchange_.active()) exchange_.wait();
   round_seq_ = seq;
   round_open_ = true;
+  g_rounds_opened.fetch_add(1, std::memory_order_relaxed);
   recv_done_ = false;  // also with one rank: round_complete() builds the vector
   sent_ = false;
 }
@@ -281,7 +288,11 @@ bool Predictor::on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& 
   if (skip && rank_ == 0 && rounds_left_ > 0 && log().should_log(spdlog::level::debug))
     log().debug("no prediction round for call #{}: auto ran native in the last {} calls it weighed",
                 seq + 1, quiet_.streak());
-  if (rounds_left_ == 0 || skip) return false;
+  if (rounds_left_ == 0) return false;
+  if (skip) {
+    g_rounds_skipped.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
   post_round(seq + 1);
   if (mode_ == PredictorMode::Sma) {
     const auto p = history_.predict_next_arrival();

@@ -303,6 +303,10 @@ class Predictor {
   static void test_parked();
   static void finish_all(const std::vector<std::shared_ptr<Predictor>>& live);
   static std::size_t parked();
+  // This process's rounds over all its communicators: opened, and left out
+  // while auto kept running native (QuietRounds), for the report.
+  static std::uint64_t rounds_opened();
+  static std::uint64_t rounds_skipped();
 
  private:
   void post_round(std::uint64_t seq);

@@ -137,6 +137,7 @@ struct ReportHeader {
   double max_clock_offset = 0;            // largest |offset to rank 0|, seconds
   std::string thread_mode;                // helper thread or inline, and why
   double helper_cpu_mean = 0, helper_cpu_max = 0;  // helper thread CPU seconds per rank
+  std::uint64_t rounds_opened = 0, rounds_skipped = 0;  // prediction rounds, summed over ranks
 };
 
 struct Report {

@@ -82,6 +82,14 @@ void text_header(std::ostringstream& o, const Report& r) {
                   r.header.thread_mode.c_str(), 1e3 * r.header.helper_cpu_mean, 1e3 * r.header.helper_cpu_max);
     o << line;
   }
+  if (r.header.rounds_skipped > 0) {
+    std::snprintf(line, sizeof line,
+                  "  rounds:       %llu prediction rounds, %llu left out while auto kept running native "
+                  "(PAPSHIM_QUIET_SKIP; all ranks)\n",
+                  static_cast<unsigned long long>(r.header.rounds_opened),
+                  static_cast<unsigned long long>(r.header.rounds_skipped));
+    o << line;
+  }
   if (r.header.sample_level > 0) {
     std::snprintf(line, sizeof line,
                   "  spreads:      measured on 1 in %.0f calls (the same calls on every rank; memory stays bounded)\n",
@@ -219,6 +227,7 @@ std::string format_json(const Report& r) {
     << ", \"beta_ns_per_byte\": " << 1e9 * r.header.beta << ", \"gamma_ns_per_byte\": " << 1e9 * r.header.gamma
     << "},\n  \"predictor\": \"" << json_escape(r.header.thread_mode) << "\", \"helper_cpu_ms_mean\": "
     << 1e3 * r.header.helper_cpu_mean << ", \"helper_cpu_ms_max\": " << 1e3 * r.header.helper_cpu_max
+    << ", \"rounds\": " << r.header.rounds_opened << ", \"rounds_skipped\": " << r.header.rounds_skipped
     << ",\n  \"lateness_sample_level\": " << r.header.lateness_level << ",\n  \"hosts\": ";
   json_list(o, r.hosts, [&](const std::string& h) { o << "\"" << json_escape(h) << "\""; });
   o << ",\n  \"callsites\": [";

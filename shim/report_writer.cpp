@@ -28,6 +28,7 @@
 
 #include "config/log.h"
 #include "predictor/helper_thread.h"
+#include "predictor/predictor.h"
 #include "shim/report.h"
 #include "shim/stats.h"
 
@@ -167,6 +168,8 @@ void write_report(Runtime& rt) {
                  rt.world_priv);
   double cpu_sum = 0;
   PMPI_Allreduce(&cpu, &cpu_sum, 1, MPI_DOUBLE, MPI_SUM, rt.world_priv);
+  std::uint64_t rounds[2] = {Predictor::rounds_opened(), Predictor::rounds_skipped()};
+  PMPI_Allreduce(MPI_IN_PLACE, rounds, 2, MPI_UINT64_T, MPI_SUM, rt.world_priv);
   const std::vector<std::uint64_t> job_records(weights.begin() + static_cast<std::ptrdiff_t>(levels), weights.end());
   weights.resize(levels);
   const int level = choose_sample_level(weights, static_cast<int>(maxed[0]), kMaxMergedCalls);
@@ -191,6 +194,8 @@ void write_report(Runtime& rt) {
   h.thread_mode = rt.thread_mode;
   h.helper_cpu_mean = cpu_sum / rt.world_size;
   h.helper_cpu_max = maxed[2];
+  h.rounds_opened = rounds[0];
+  h.rounds_skipped = rounds[1];
 
   ReportMerger merger(h, rt.world_size, resolve_callsite_key);
   std::unique_ptr<AtomicFile> timeline;

@@ -136,6 +136,20 @@ TEST(Report, TextSaysWhenNoSpreadWasMeasured) {
   EXPECT_EQ(txt.find("imbalance factor"), std::string::npos) << txt;
 }
 
+TEST(Report, TextAndJsonCountTheRoundsLeftOut) {
+  ReportHeader h;
+  h.thread_mode = "helper thread";
+  h.rounds_opened = 120;
+  h.rounds_skipped = 360;
+  const Report r = merge_report(h, {}, fake_resolve);
+  const std::string txt = format_text(r), json = format_json(r);
+  EXPECT_NE(txt.find("120 prediction rounds, 360 left out while auto kept running native"), std::string::npos)
+      << txt;
+  EXPECT_NE(json.find("\"rounds\": 120, \"rounds_skipped\": 360"), std::string::npos) << json;
+  h.rounds_skipped = 0;  // nothing left out: no line
+  EXPECT_EQ(format_text(merge_report(h, {}, fake_resolve)).find("rounds:"), std::string::npos);
+}
+
 TEST(Report, TextNotesTheSamplingLevel) {
   ReportHeader h;
   h.sample_level = 3;
