@@ -125,18 +125,21 @@ struct RanDecision {
   int coll = -1;
   int algo = -1;          // Algo as int
   double predicted = 0;   // the cost model's mean elapsed for it, seconds (0: none)
-  bool judged = false;    // auto weighed this call on its round's arrival vector
-  bool quiet = false;     // ... and ran native
+  bool judged = false;    // the call used its round: auto weighed it, or a forced schedule was built on it
+  bool quiet = false;     // ... auto weighed it and ran native
 };
 
 // Rounds while auto keeps running native.  A call that auto weighed and
 // ran native needs nothing from the next round but the confirmation that
 // nothing changed: after kQuietRounds such calls in a row the rounds thin
 // out, one call without a round, then 2, 4, ... up to `max_skip` between
-// rounds; any other pick brings a round on every call back.  The inputs
-// are the decisions, identical on every rank, so every rank skips the same
-// rounds.  Calls without a round (skipped, or not considered by auto)
-// leave the count as it is.
+// rounds (at the cap, max_skip and max_skip - 1 in turn, so that the
+// rounds move through the calls of a loop of any length rather than
+// always landing on the same one).  Any other call that used its round
+// (auto picked something else, or a forced algorithm ran on the arrivals)
+// brings a round on every call back.  The inputs are the decisions,
+// identical on every rank, so every rank skips the same rounds.  Calls
+// without a round (skipped, or not considered) leave the count as it is.
 class QuietRounds {
  public:
   static constexpr int kQuietRounds = 8;  // longer than native's first calls and a trial
@@ -145,22 +148,25 @@ class QuietRounds {
   bool skip_next(const RanDecision& ran) {
     if (ran.judged) {
       streak_ = ran.quiet ? std::min(streak_ + 1, kQuietRounds + 30) : 0;
-      const int doublings = std::min(streak_ - kQuietRounds, 30);
-      left_ = streak_ >= kQuietRounds && max_skip_ > 0 ? std::min(max_skip_, 1L << doublings) : 0;
+      if (streak_ < kQuietRounds || max_skip_ <= 0) {
+        left_ = 0;
+        at_cap_ = 0;
+      } else {
+        left_ = std::min(max_skip_, 1L << std::min(streak_ - kQuietRounds, 30));
+        if (left_ == max_skip_ && max_skip_ > 1 && (at_cap_++ & 1) != 0) --left_;
+      }
     }
     if (left_ == 0) return false;
     --left_;
-    ++skipped_;
     return true;
   }
   int streak() const { return streak_; }
-  std::uint64_t skipped() const { return skipped_; }
 
  private:
   long max_skip_;
   int streak_ = 0;           // judged calls in a row that ran native
   long left_ = 0;            // rounds still to skip
-  std::uint64_t skipped_ = 0;
+  unsigned at_cap_ = 0;      // gaps of max_skip so far (the odd ones are one shorter)
 };
 
 // Correction factors: (collective * 64 + algorithm) -> measured / predicted.
@@ -271,8 +277,9 @@ class Predictor {
   // Exit of call `seq` of `bytes_per_rank` bytes.  Returns whether it
   // opened the round of call seq+1.  Rounds are worth their messages only
   // while the communicator carries large calls: they stay open for
-  // kRoundsAfterLargeCall calls after each call of at least `min_bytes`.
-  // Call sizes are identical on every rank, so every rank opens the same
+  // kRoundsAfterLargeCall calls after each call of at least `min_bytes`,
+  // fewer while auto keeps running native (QuietRounds).  Call sizes and
+  // decisions are identical on every rank, so every rank opens the same
   // rounds.
   static constexpr int kRoundsAfterLargeCall = 16;
   bool on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& shape, double arrival, double exit,

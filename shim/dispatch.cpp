@@ -317,7 +317,8 @@ void after_call(const CallArgs& a, CommContext& ctx, const Decided& d, const Cal
   if (ctx.pred) {
     const std::uint64_t site_id = CallSiteHash()(site) ^ static_cast<std::uint64_t>(a.coll);
     const RanDecision ran{static_cast<int>(a.coll), static_cast<int>(d.algo), d.by_auto ? d.predicted : 0.0,
-                          d.by_auto, d.by_auto && d.algo == Algo::Native};
+                          d.by_auto || d.sched != nullptr,
+                          d.by_auto && d.algo == Algo::Native};
     if (ctx.pred->on_exit(seq, site_id, shape, arrival, exit_time, per_rank, ran))
       HelperThread::instance().round_opened(ctx.pred, ctx.size, ctx.rank, ctx.hier ? ctx.hier->map : nullptr);
   }
