@@ -211,8 +211,8 @@ std::vector<ParamSpec> make_specs() {
                       field(&Config::min_bytes)));
   s.push_back(integer("PAPSHIM_QUIET_SKIP", "64", 0, 1024,
                       "after 8 calls in a row that auto weighed and ran native, the prediction rounds thin out: 1 call "
-                      "without a round, then 2, 4, ... up to this many between rounds, until auto picks anything "
-                      "else; 0: a round on every call",
+                      "without a round, then 2, 4, ... up to this many between rounds, until a call runs anything "
+                      "else (auto's pick or a forced algorithm); 0: a round on every call",
                       field(&Config::quiet_skip)));
   s.push_back(flag("PAPSHIM_REPRODUCIBLE", "0",
                    "1: allreduce and reduce results that do not depend on which rank is late (README: Reproducible "

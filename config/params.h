@@ -41,7 +41,7 @@ struct Config {
   bool helper_thread;
   std::string helper_backoff;  // auto, on, off
   long min_bytes;
-  long quiet_skip;         // most calls between prediction rounds while the arrivals stay balanced
+  long quiet_skip;         // most calls between prediction rounds while auto keeps running native
   bool reproducible;       // allreduce/reduce results independent of timing
   bool hierarchy;          // several ranks per host: combine within hosts, arrival-aware between them
   bool help;
