@@ -13,6 +13,7 @@
 #include "algorithms/slt.h"
 #include "algorithms/sparbit.h"
 #include "algorithms/straggler.h"
+#include "algorithms/straggler_allgather.h"
 
 namespace papshim {
 
@@ -56,6 +57,8 @@ const std::vector<AlgoInfo>& table() {
        "Bruck allgather: doubling distances, works for any P"},
       {Algo::RecursiveDoubling, "recursive_doubling", Collective::Allgather, false,
        build_recursive_doubling_allgather, "recursive doubling allgather (power-of-two P only)"},
+      {Algo::StragglerAllgather, "straggler", Collective::Allgather, false, always<build_straggler_allgather>,
+       "early ranks exchange blocks while the latest is late, then only its block spreads, in chunks"},
   };
   return kAlgos;
 }

@@ -20,6 +20,7 @@ enum class Algo {
   Sparbit, RingAllgather, Bruck, RecursiveDoubling,      // allgather
   DirectAllreduce,                                       // allreduce (appended: values are keys)
   Straggler,                                             // allreduce
+  StragglerAllgather,                                    // allgather
 };
 
 // Builds a schedule; nullopt when the algorithm cannot serve these inputs

@@ -186,7 +186,7 @@ class Execution {
  private:
   SegRange seg_range(int seg) const {
     if (allgather_)
-      return {static_cast<std::size_t>(seg) * static_cast<std::size_t>(a_.count), static_cast<std::size_t>(a_.count)};
+      return allgather_segment(static_cast<std::size_t>(a_.count), static_cast<int>(s_.programs.size()), s_.nseg, seg);
     return segment_bounds(static_cast<std::size_t>(a_.count), s_.nseg, seg);
   }
 

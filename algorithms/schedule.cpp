@@ -19,6 +19,12 @@ SegRange segment_bounds(std::size_t count, int nseg, int s) {
   return {first, base + (i < extra ? 1 : 0)};
 }
 
+SegRange allgather_segment(std::size_t count, int nprocs, int nseg, int s) {
+  const int c = allgather_chunks(nseg, nprocs);
+  const SegRange in_block = segment_bounds(count, c, s % c);
+  return {static_cast<std::size_t>(s / c) * count + in_block.first, in_block.n};
+}
+
 const char* to_string(StepOp op) {
   switch (op) {
     case StepOp::Send: return "send";

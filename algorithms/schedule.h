@@ -7,8 +7,10 @@
 //
 // Terms used throughout algorithms/:
 //   segment  The buffer is cut into `nseg` segments (segment_bounds() gives
-//            each one's element range).  For allgather nseg == P and segment
-//            b is rank b's block.
+//            each one's element range).  For allgather nseg is a multiple of
+//            P: every block is cut into c = nseg / P chunks and segment
+//            b c + q is chunk q of rank b's block (c = 1, segment b = block
+//            b, for all but the straggler allgather; allgather_segment()).
 //   working buffer
 //            Allreduce: recvbuf.  Reduce: recvbuf on the root, a temporary
 //            elsewhere.  Allgather: recvbuf.  It starts with the rank's own
@@ -111,6 +113,12 @@ struct SegRange {
   std::size_t n;
 };
 SegRange segment_bounds(std::size_t count, int nseg, int s);
+
+// Allgather: the chunks per block of an nseg-segment schedule over `nprocs`
+// ranks (nseg / nprocs, at least 1), and the element range of segment s in
+// the receive buffer when each block has `count` elements.
+inline int allgather_chunks(int nseg, int nprocs) { return nprocs > 0 && nseg >= nprocs ? nseg / nprocs : 1; }
+SegRange allgather_segment(std::size_t count, int nprocs, int nseg, int s);
 
 const char* to_string(StepOp op);
 const char* to_string(Collective c);

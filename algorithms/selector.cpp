@@ -8,6 +8,7 @@
 #include "algorithms/reproducible.h"
 #include "algorithms/simulator.h"
 #include "algorithms/straggler.h"
+#include "algorithms/straggler_allgather.h"
 
 namespace papshim {
 
@@ -31,13 +32,17 @@ std::vector<Algo> native_models(Collective c, int P) {
   return {};
 }
 
-std::vector<Algo> aware_candidates(Collective c, int P) {
+// The candidates against native; `spread` is false when the arrivals are
+// balanced (allgather then keeps only Sparbit, which does not act on them).
+std::vector<Algo> aware_candidates(Collective c, int P, bool spread = true) {
   switch (c) {
     case Collective::Allreduce: return {Algo::Prr, Algo::Slt, Algo::Straggler};
     case Collective::Reduce:
       if (P <= kClairvoyantSimMaxP) return {Algo::Clairvoyant, Algo::SortedBinomial};
       return {Algo::SortedBinomial};
-    case Collective::Allgather: return {Algo::Sparbit};
+    case Collective::Allgather:
+      if (spread) return {Algo::Sparbit, Algo::StragglerAllgather};
+      return {Algo::Sparbit};
   }
   return {};
 }
@@ -64,6 +69,8 @@ ScheduleParams schedule_params_for(Algo a, const SelectInput& in) {
     nseg = static_cast<int>(std::clamp(n, 1.0, static_cast<double>(kMaxTreeSegments)));
   } else if (a == Algo::Straggler) {
     nseg = straggler_segments(in.nprocs, whole_bytes(in));
+  } else if (a == Algo::StragglerAllgather) {
+    nseg = straggler_allgather_segments(in.nprocs, whole_bytes(in) / in.nprocs);
   }
   p.nseg = nseg;
   const double seg_bytes = whole_bytes(in) / nseg;
@@ -75,8 +82,10 @@ ScheduleParams schedule_params_for(Algo a, const SelectInput& in) {
 namespace {
 
 // Inputs no candidate can improve on: the reason, or "" to go on.  Sets
-// `balanced` when the reason is that the arrivals are balanced (no other
-// reason applies then).
+// `balanced` when the arrivals are balanced; for reductions that is then the
+// reason (no other applies).  Allgather goes on either way: Sparbit does not
+// act on arrivals and is chosen on measured cost whatever the spread, and
+// only the straggler allgather needs a spread.
 const char* screen(const SelectInput& in, Selection& s, bool& balanced) {
   balanced = false;
   const std::size_t P = static_cast<std::size_t>(in.nprocs);
@@ -88,15 +97,13 @@ const char* screen(const SelectInput& in, Selection& s, bool& balanced) {
   if (in.nprocs < 2 || in.count == 0 || in.arrival.size() != P || !std::isfinite(s.spread))
     return "no usable prediction";
   if (in.coll != Collective::Allgather && !in.commutative) return "non-commutative op";
-  // Allgather candidates (Sparbit) are not arrival-aware: they are chosen on
-  // measured cost whatever the spread.
-  balanced = true;
-  if (in.coll != Collective::Allgather && s.spread < 0.5 * s.message_time)
-    return "balanced: predicted spread below half a message time";
-  if (in.coll != Collective::Allgather && s.spread < kNoiseSpreads * in.noise)
-    return "balanced within the prediction error: predicted spread below 4 times the scatter of the ranks' errors";
-  balanced = false;
-  return "";
+  const char* why = "";
+  if (s.spread < 0.5 * s.message_time)
+    why = "balanced: predicted spread below half a message time";
+  else if (s.spread < kNoiseSpreads * in.noise)
+    why = "balanced within the prediction error: predicted spread below 4 times the scatter of the ranks' errors";
+  balanced = *why != '\0';
+  return in.coll == Collective::Allgather ? "" : why;
 }
 
 // Whether algorithm `a` is still on trial on these inputs' communicator:
@@ -241,7 +248,7 @@ Selection select_algorithm(const SelectInput& in) {
   Selection s;
   bool balanced = false;
   s.why = screen(in, s, balanced);
-  if (s.why.empty()) return choose(in, std::move(s), aware_candidates(in.coll, in.nprocs));
+  if (s.why.empty()) return choose(in, std::move(s), aware_candidates(in.coll, in.nprocs, !balanced));
   // A balanced reduce still has one rival to native: the binomial tree (the
   // sorted one, on equal arrivals), which native's model is but Open MPI's
   // reduce may well not run.  It is judged on what it measured against

@@ -23,7 +23,9 @@
 // half a message time, or within the ranks' prediction noise, the arrivals
 // are taken as balanced: allreduce runs native; reduce weighs native
 // against the binomial tree alone (sorted binomial on equal arrivals),
-// which Open MPI's reduce may not be.  Everything here is a pure function
+// which Open MPI's reduce may not be; allgather weighs Sparbit alone (the
+// straggler allgather is a candidate only when the spread is not balanced).
+// Everything here is a pure function
 // of inputs that are identical on every rank.
 #pragma once
 

@@ -54,8 +54,8 @@ std::string flatten_and_pair(const Schedule& s, std::size_t n_arrival, FlatSched
   if (n_arrival != sz(P))
     return "arrival has " + std::to_string(n_arrival) + " entries for " + std::to_string(P) + " ranks";
   if (s.nseg < 1) return "nseg " + std::to_string(s.nseg) + " < 1";
-  if (s.coll == Collective::Allgather && s.nseg != P)
-    return "allgather needs nseg == P (" + std::to_string(s.nseg) + " != " + std::to_string(P) + ")";
+  if (s.coll == Collective::Allgather && s.nseg % P != 0)
+    return "allgather needs nseg a multiple of P (" + std::to_string(s.nseg) + ", P " + std::to_string(P) + ")";
   if (s.coll == Collective::Reduce && (s.root < 0 || s.root >= P))
     return "root " + std::to_string(s.root) + " out of range";
   if (P > 65535) return "too many ranks to simulate";

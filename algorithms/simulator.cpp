@@ -53,7 +53,8 @@ SimCost SimCost::from_figures(const CostFigures& figures, std::size_t elem_size,
 }
 
 std::size_t SimCost::seg_bytes(const Schedule& s, int seg) const {
-  if (s.coll == Collective::Allgather) return count * elem_size;
+  if (s.coll == Collective::Allgather)
+    return allgather_segment(count, static_cast<int>(s.programs.size()), s.nseg, seg).n * elem_size;
   return segment_bounds(count, s.nseg, seg).n * elem_size;
 }
 
@@ -97,7 +98,8 @@ struct Event {
 class Sim {
  public:
   Sim(const Schedule& s, const std::vector<double>& arrival, const SimCost& c)
-      : s_(s), arrival_(arrival), cost_(c), P_(static_cast<int>(s.programs.size())) {}
+      : s_(s), arrival_(arrival), cost_(c), P_(static_cast<int>(s.programs.size())),
+        chunks_(allgather_chunks(s.nseg, P_)) {}
 
   SimResult run() {
     SimResult res;
@@ -164,7 +166,7 @@ class Sim {
     payload_.assign(msgs_.size() * 2 * W_, 0);
     for (int r = 0; r < P_; ++r)
       for (int seg = 0; seg < s_.nseg; ++seg)
-        if (s_.coll != Collective::Allgather || seg == r) set_bit(state_at(r, seg), r);
+        if (s_.coll != Collective::Allgather || seg / chunks_ == r) set_bit(state_at(r, seg), r);
     busy_.assign(2 * sz(P_), 0.0);
     active_.assign(2 * sz(P_), {});
     is_touched_.assign(2 * sz(P_), 0);
@@ -377,7 +379,7 @@ class Sim {
       for (int seg = 0; seg < s_.nseg; ++seg) {
         if (gather) {
           std::fill(want.begin(), want.end(), 0);
-          set_bit(want.data(), seg);
+          set_bit(want.data(), seg / chunks_);
         }
         const Word* w = state_at(r, seg);
         bool right = true;
@@ -389,8 +391,11 @@ class Sim {
   }
 
   std::string explain(int r, int seg, const Word* w, const Word* want) const {
-    const std::string at = "rank " + std::to_string(r) +
-                           (s_.coll == Collective::Allgather ? " block " : " segment ") + std::to_string(seg);
+    const std::string at =
+        "rank " + std::to_string(r) +
+        (s_.coll != Collective::Allgather ? " segment " + std::to_string(seg)
+         : chunks_ == 1                   ? " block " + std::to_string(seg)
+                                          : " block " + std::to_string(seg / chunks_) + " segment " + std::to_string(seg));
     for (int x = 0; x < P_; ++x) {
       if (bit(want, x) && !bit(w, x)) return at + " lacks the contribution of rank " + std::to_string(x);
       if (!bit(want, x) && bit(w, x)) return at + " holds data of rank " + std::to_string(x);
@@ -403,6 +408,7 @@ class Sim {
   const std::vector<double>& arrival_;
   const SimCost& cost_;
   const int P_;
+  const int chunks_;                  // allgather: segments per block
   std::size_t W_ = 1;                 // words per bit set
   FlatSchedule fs_;                   // steps by global id, messages paired
   std::vector<Msg> msgs_;

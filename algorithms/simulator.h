@@ -29,8 +29,9 @@
 //     served) for gamma * bytes; only then is the segment written.
 //   - A rank exits when its last step completes (at arrival if it has none).
 //   Bytes of segment s: Allreduce/Reduce: the element range
-//   segment_bounds(count, nseg, s) times elem_size; Allgather: one block of
-//   `count` elements (count is the per-rank block, as in CallArgs).  The
+//   segment_bounds(count, nseg, s) times elem_size; Allgather: one chunk of a
+//   block of `count` elements (count is the per-rank block, as in CallArgs;
+//   allgather_segment()).  The
 //   executor skips the messages of an empty segment; the simulator still
 //   charges alpha for them, so for count < nseg it errs on the slow side.
 //
@@ -53,16 +54,18 @@
 //   Each (rank, segment) holds the multiset of ranks whose contribution it
 //   contains, kept as two bit sets: "at least once" and "more than once".
 //   The working buffer starts with the rank's own contribution (every
-//   segment for reductions, block `rank` only for Allgather).  A Send carries
-//   the sender's state when the Send is posted (the segment cannot change
-//   until the Send completes); RecvReduce adds it, RecvCopy replaces.
+//   segment for reductions, the chunks of block `rank` only for Allgather).
+//   A Send carries the sender's state when the Send is posted (the segment
+//   cannot change until the Send completes); RecvReduce adds it, RecvCopy
+//   replaces.
 //   At the end: Allreduce: every rank and segment holds each rank exactly
-//   once; Reduce: the root does; Allgather: block b of every rank is exactly
-//   {b}.
+//   once; Reduce: the root does; Allgather: every chunk of block b of every
+//   rank is exactly {b}.
 //
 // Errors (SimResult::ok == false, `error` names the rank, step and segment):
-// a malformed schedule (no ranks, nseg < 1, allgather with nseg != P, root
-// out of range, arrival of the wrong size), bad peer (out of range or self),
+// a malformed schedule (no ranks, nseg < 1, allgather with nseg not a
+// multiple of P, root out of range, arrival of the wrong size), bad peer
+// (out of range or self),
 // bad segment, negative tag, RecvReduce in an Allgather, a send without its
 // receive or the reverse, two messages with the same (source, destination,
 // tag), send and receive on different segments, deadlock (steps left,

@@ -60,7 +60,8 @@ std::vector<Algo> regular(Collective c) {
     case Collective::Allreduce:
       return {Algo::RingAllreduce, Algo::Rabenseifner, Algo::DirectAllreduce, Algo::Prr, Algo::Slt, Algo::Straggler};
     case Collective::Reduce: return {Algo::Binomial, Algo::SortedBinomial};
-    case Collective::Allgather: return {Algo::RingAllgather, Algo::Bruck, Algo::Sparbit, Algo::RecursiveDoubling};
+    case Collective::Allgather:
+      return {Algo::RingAllgather, Algo::Bruck, Algo::Sparbit, Algo::RecursiveDoubling, Algo::StragglerAllgather};
   }
   return {};
 }
@@ -100,8 +101,9 @@ TEST(CostModel, ClosedFormsMatchTheSimulator) {
     }
   }
   for (const auto& [a, t] : tally) {
-    std::printf("  %-20s %3d instances, %3d within %.0f%% or 4 alpha, worst %.0f%%\n",
-                algo_info(static_cast<Algo>(a)).name, t.n, t.within, 100 * kTol, 100 * t.worst);
+    const AlgoInfo& info = algo_info(static_cast<Algo>(a));
+    std::printf("  %-9s %-20s %3d instances, %3d within %.0f%% or 4 alpha, worst %.0f%%\n", to_string(info.coll),
+                info.name, t.n, t.within, 100 * kTol, 100 * t.worst);
     EXPECT_GE(t.within, (t.n * 8 + 9) / 10) << algo_info(static_cast<Algo>(a)).name;
   }
 }

@@ -61,15 +61,6 @@ ScheduleParams params(const AlgoInfo& info, int P, int pattern, unsigned seed) {
   return p;
 }
 
-bool same_steps(const std::vector<Step>& x, const std::vector<Step>& y) {
-  if (x.size() != y.size()) return false;
-  for (std::size_t i = 0; i < x.size(); ++i)
-    if (x[i].op != y[i].op || x[i].peer != y[i].peer || x[i].seg != y[i].seg || x[i].tag != y[i].tag ||
-        x[i].round != y[i].round)
-      return false;
-  return true;
-}
-
 int scanned_max_tag(const Schedule& s) {
   int m = 0;
   for (const auto& prog : s.programs)
@@ -91,7 +82,7 @@ void expect_own_matches(const AlgoInfo& info, ScheduleParams p, const Schedule& 
   EXPECT_EQ(s.max_tag(), scanned_max_tag(full)) << what << " rank " << rank;
   for (std::size_t r = 0; r < s.programs.size(); ++r) {
     if (static_cast<int>(r) == rank)
-      EXPECT_TRUE(same_steps(s.programs[r].steps, full.programs[r].steps)) << what << " rank " << rank;
+      EXPECT_TRUE(test_support::same_steps(s.programs[r].steps, full.programs[r].steps)) << what << " rank " << rank;
     else
       EXPECT_TRUE(s.programs[r].steps.empty()) << what << " rank " << rank << ": program " << r << " filled";
   }

@@ -372,7 +372,7 @@ TEST(Simulator, BadFields) {
 
   Schedule bad = ring_allgather(3);
   bad.nseg = 2;
-  EXPECT_HAS(error_of(bad), "allgather needs nseg == P");
+  EXPECT_HAS(error_of(bad), "allgather needs nseg a multiple of P");
   Schedule root = direct_reduce(3, 0, 1);
   root.root = 3;
   EXPECT_HAS(error_of(root), "root 3 out of range");

@@ -20,15 +20,7 @@
 namespace papshim {
 namespace {
 
-ScheduleParams late_rank(int P, int late, double delay, std::size_t count, int nseg) {
-  ScheduleParams p;
-  p.nprocs = P;
-  p.count = count;
-  p.nseg = nseg;
-  p.arrival.assign(static_cast<std::size_t>(P), 0.0);
-  p.arrival[static_cast<std::size_t>(late)] = delay;
-  return p;
-}
+using test_support::late_rank;
 
 TEST(Straggler, SegmentCounts) {
   // 4 MiB over 7 owners: 5 chunks of about 128 KiB per slice.
@@ -170,13 +162,9 @@ TEST(Straggler, SmallLateGroup) {
           ScheduleParams own = p;
           own.rank = r;
           const Schedule o = build_straggler(own);
-          const auto& mine = o.programs[static_cast<std::size_t>(r)].steps;
-          const auto& full = s.programs[static_cast<std::size_t>(r)].steps;
-          ASSERT_EQ(mine.size(), full.size()) << what;
-          for (std::size_t i = 0; i < mine.size(); ++i)
-            EXPECT_TRUE(mine[i].op == full[i].op && mine[i].peer == full[i].peer && mine[i].seg == full[i].seg &&
-                        mine[i].tag == full[i].tag)
-                << what << " rank " << r << " step " << i;
+          EXPECT_TRUE(test_support::same_steps(o.programs[static_cast<std::size_t>(r)].steps,
+                                               s.programs[static_cast<std::size_t>(r)].steps))
+              << what << " rank " << r;
           EXPECT_EQ(o.max_tag(), s.max_tag()) << what;
         }
       }

@@ -92,6 +92,9 @@ class ContentChecker {
   int P_;
   std::vector<std::vector<Content>> buf_;  // [rank][seg]
 
+  // Allgather: the block segment g belongs to.
+  int block(int g) const { return g / allgather_chunks(s_.nseg, P_); }
+
   const std::vector<Step>& steps(int r) const {
     return s_.programs[static_cast<std::size_t>(r)].steps;
   }
@@ -99,7 +102,7 @@ class ContentChecker {
   // Phase 1: static checks - ranges, ops, tags, one receive per send.
   std::string validate() const {
     if (s_.nseg < 1) return "nseg < 1";
-    if (s_.coll == Collective::Allgather && s_.nseg != P_) return "allgather nseg != P";
+    if (s_.coll == Collective::Allgather && s_.nseg % P_ != 0) return "allgather nseg not a multiple of P";
     std::map<Key, int> sends, recvs;  // key -> seg
     std::map<std::pair<int, int>, int> copies;  // (rank, seg) -> RecvCopy count
     for (int r = 0; r < P_; ++r)
@@ -115,7 +118,7 @@ class ContentChecker {
         if (!(send ? sends : recvs).emplace(key, st.seg).second)
           return "tag reused for one (sender, receiver) pair at " + where(r, i, st);
         if (st.op == StepOp::RecvCopy && s_.coll == Collective::Allgather &&
-            (st.seg == r || ++copies[{r, st.seg}] > 1))
+            (block(st.seg) == r || ++copies[{r, st.seg}] > 1))
           return "block received twice or own block overwritten at " + where(r, i, st);
       }
     for (const auto& [key, seg] : sends) {
@@ -134,7 +137,7 @@ class ContentChecker {
                 std::vector<Content>(static_cast<std::size_t>(s_.nseg)));
     for (int r = 0; r < P_; ++r)
       for (int g = 0; g < s_.nseg; ++g)
-        if (s_.coll != Collective::Allgather || g == r) buf_[r][g] = {r};
+        if (s_.coll != Collective::Allgather || block(g) == r) buf_[r][g] = {r};
   }
 
   void apply(int r, const Step& st, const Content& data) {
@@ -247,9 +250,10 @@ class ContentChecker {
   std::string final_check() const {
     if (s_.coll == Collective::Allgather) {
       for (int r = 0; r < P_; ++r)
-        for (int b = 0; b < P_; ++b)
-          if (buf_[r][b] != Content{b})
-            return "rank " + std::to_string(r) + " block " + std::to_string(b) + " wrong";
+        for (int g = 0; g < s_.nseg; ++g)
+          if (buf_[r][g] != Content{block(g)})
+            return "rank " + std::to_string(r) + " block " + std::to_string(block(g)) + " segment " +
+                   std::to_string(g) + " wrong";
       return "";
     }
     Content all(static_cast<std::size_t>(P_));
@@ -471,6 +475,25 @@ ScheduleParams params_for(int nprocs) {
   p.nseg = nprocs;
   p.arrival.assign(static_cast<std::size_t>(nprocs), 0.0);
   return p;
+}
+
+ScheduleParams late_rank(int nprocs, int late, double delay, std::size_t count, int nseg) {
+  ScheduleParams p;
+  p.nprocs = nprocs;
+  p.count = count;
+  p.nseg = nseg;
+  p.arrival.assign(static_cast<std::size_t>(nprocs), 0.0);
+  p.arrival[static_cast<std::size_t>(late)] = delay;
+  return p;
+}
+
+bool same_steps(const std::vector<Step>& x, const std::vector<Step>& y) {
+  if (x.size() != y.size()) return false;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (x[i].op != y[i].op || x[i].peer != y[i].peer || x[i].seg != y[i].seg || x[i].tag != y[i].tag ||
+        x[i].round != y[i].round)
+      return false;
+  return true;
 }
 
 std::vector<double> random_arrivals(int P, unsigned seed) {

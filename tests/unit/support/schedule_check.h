@@ -33,6 +33,13 @@ std::string check_schedule_both(const Schedule& s);
 // equal arrivals.
 ScheduleParams params_for(int nprocs);
 
+// Parameters for `nprocs` ranks, all on time but rank `late`, late by
+// `delay` seconds.
+ScheduleParams late_rank(int nprocs, int late, double delay, std::size_t count, int nseg);
+
+// Whether two programs have the same steps (op, peer, segment, tag, round).
+bool same_steps(const std::vector<Step>& x, const std::vector<Step>& y);
+
 // Random arrivals in [0, 1) from a fixed seed: the same on every run.
 std::vector<double> random_arrivals(int P, unsigned seed);
 
