@@ -44,8 +44,11 @@ namespace {
 
 std::size_t sz(int i) { return static_cast<std::size_t>(i); }
 
-// The most chunks P ranks use: one per owner, m - 1 = P - 2 of them.
-int max_chunks(int nprocs) { return std::clamp(nprocs - 2, 1, kStragglerAllgatherMaxChunks); }
+// The most chunks P ranks use: one per owner, m - 1 = P - 2 of them, and
+// P c at most kStragglerAllgatherMaxSegments.
+int max_chunks(int nprocs) {
+  return std::max(1, std::min({nprocs - 2, kStragglerAllgatherMaxChunks, kStragglerAllgatherMaxSegments / nprocs}));
+}
 
 }  // namespace
 

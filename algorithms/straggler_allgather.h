@@ -14,11 +14,14 @@ namespace papshim {
 // kStragglerAllgatherChunkBytes (straggler_allgather_segments).
 constexpr int kStragglerAllgatherMaxChunks = 8;
 constexpr double kStragglerAllgatherChunkBytes = 32.0 * 1024.0;
+// And at most this many segments in all (P c), so that an early rank's
+// exchange stays about 2 P steps at large P, as in Sparbit.
+constexpr int kStragglerAllgatherMaxSegments = 8192;
 
 // The segment count auto mode passes as ScheduleParams::nseg: P blocks of c
 // chunks, c = ceil(block_bytes / kStragglerAllgatherChunkBytes) clamped to
-// [1, min(P - 2, kStragglerAllgatherMaxChunks)].  Depends only on P and the
-// block size, so it is timing-free.
+// [1, min(P - 2, kStragglerAllgatherMaxChunks, kStragglerAllgatherMaxSegments
+// / P)].  Depends only on P and the block size, so it is timing-free.
 int straggler_allgather_segments(int nprocs, double block_bytes);
 
 // The chunks per block the schedule uses for `params`: nseg / P clamped as

@@ -27,6 +27,8 @@ TEST(StragglerAllgather, ChunkCounts) {
   EXPECT_EQ(straggler_allgather_segments(8, 64.0 * 1024), 8 * 2);
   EXPECT_EQ(straggler_allgather_segments(8, 100.0), 8);
   EXPECT_EQ(straggler_allgather_segments(64, 1e12), 64 * kStragglerAllgatherMaxChunks);
+  EXPECT_EQ(straggler_allgather_segments(4096, 1e12), 4096 * 2);
+  EXPECT_EQ(straggler_allgather_segments(10000, 1e12), 10000);
   EXPECT_EQ(straggler_allgather_segments(2, 1e12), 2);
   EXPECT_EQ(straggler_allgather_segments(3, 1e12), 3);
   EXPECT_EQ(straggler_allgather_segments(1, 1e12), 1);
