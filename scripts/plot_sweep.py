@@ -20,6 +20,7 @@ import math
 import os
 import statistics
 import sys
+import textwrap
 from collections import defaultdict
 
 import matplotlib
@@ -156,12 +157,18 @@ def count_for(op, floats, np0):
 
 def panel_grid(ops, title):
     fig, axes = plt.subplots(1, len(ops), figsize=(5.2 * len(ops), 4.6), squeeze=False)
-    fig.suptitle(title, fontsize=11)
+    # Each line wrapped to the figure's width (about 11 characters per inch
+    # at 11 pt).
+    width = int(11 * 5.2 * len(ops))
+    lines = [part for line in title.split("\n") for part in (textwrap.wrap(line, width=width) or [""])]
+    fig.suptitle("\n".join(lines), fontsize=11)
+    fig.papshim_title_lines = len(lines)
     return fig, axes[0]
 
 
 def finish(fig, path):
-    fig.tight_layout(rect=(0, 0, 1, 0.92))
+    lines = getattr(fig, "papshim_title_lines", 1)
+    fig.tight_layout(rect=(0, 0, 1, 1.0 - 0.05 - 0.035 * lines))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     print("wrote", path)
