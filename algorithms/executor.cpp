@@ -2,7 +2,8 @@
 // of a reduce a temporary of `count` elements; it first receives the rank's
 // own contribution (a typed local copy, unless MPI_IN_PLACE).  A segment s is
 // the element range segment_bounds(count, nseg, s) of the working buffer
-// (allgather: block s, `count` elements at s*count).  Addresses are computed
+// (allgather: block s, `count` elements at s*count; with chunks, nseg > P,
+// see "Allgather chunks" below).  Addresses are computed
 // as base + first_element * extent in integer arithmetic, so buffers given as
 // MPI_BOTTOM with absolute-address datatypes work, and no byte is copied
 // without its datatype.
@@ -23,6 +24,16 @@
 // The loop posts every startable step, then blocks in PMPI_Waitsome and
 // handles what completed.  A RecvReduce posts its receive into a temporary at
 // once; only the combine waits for the dependencies.
+//
+// Allgather chunks.  The ranks of an allgather may use different receive
+// types with the same type signature, so a chunk of a block cannot be cut
+// in elements: 8193 ints and 8193 pairs of ints split differently.  A
+// schedule with chunks (nseg > P) therefore moves bytes: chunk q of block b
+// is the same byte range of the block's data on every rank, sent and
+// received as MPI_BYTE.  With a contiguous receive type the bytes are
+// recvbuf's own; otherwise the call runs on a staging buffer of P blocks,
+// the own block packed into it first (PMPI_Pack) and the others unpacked
+// into recvbuf at the end.  Whole blocks (nseg == P) move typed as before.
 //
 // Errors.  A step that fails (a post, a completion, a combine) is counted as
 // done and the schedule goes on: every message the peers expect is still
@@ -170,6 +181,10 @@ class Execution {
   Execution(const Schedule& s, int rank, const CallArgs& a, MPI_Comm comm)
       : s_(s), a_(a), comm_(comm), ti_(type_info(a.type)), allgather_(a.coll == Collective::Allgather),
         is_root_(a.coll != Collective::Reduce || rank == a.root),
+        bytes_(allgather_ && s.nseg > static_cast<int>(s.programs.size())),
+        msg_type_(bytes_ ? MPI_BYTE : a.type), mti_(bytes_ ? type_info(MPI_BYTE) : ti_),
+        unit_count_(bytes_ ? static_cast<std::size_t>(a.count) * static_cast<std::size_t>(ti_.size)
+                           : static_cast<std::size_t>(a.count)),
         steps_(s.programs[static_cast<std::size_t>(rank)].steps), rank_(rank) {}
 
   int run() {
@@ -179,15 +194,53 @@ class Execution {
       if (remaining_ == 0) break;
       if (!wait_some()) break;
     }
+    if (staged_) unstage();
     t_scratch.trim();
     return first_error_;
   }
 
  private:
+  // Element range of a segment in units of msg_type_ (bytes for a chunked
+  // allgather).
   SegRange seg_range(int seg) const {
-    if (allgather_)
-      return allgather_segment(static_cast<std::size_t>(a_.count), static_cast<int>(s_.programs.size()), s_.nseg, seg);
-    return segment_bounds(static_cast<std::size_t>(a_.count), s_.nseg, seg);
+    if (allgather_) return allgather_segment(unit_count_, static_cast<int>(s_.programs.size()), s_.nseg, seg);
+    return segment_bounds(unit_count_, s_.nseg, seg);
+  }
+
+  // Where block b of the user's receive buffer starts.
+  void* user_block(int b) const {
+    return at(reinterpret_cast<std::uintptr_t>(a_.recvbuf),
+              static_cast<std::size_t>(b) * static_cast<std::size_t>(a_.count), ti_);
+  }
+
+  // A chunked allgather whose receive type is not contiguous: the own block
+  // packed into the staging buffer (work_); false when it does not pack
+  // into exactly its type size (a heterogeneous representation), noted.
+  bool stage_own_block() {
+    const std::size_t block = unit_count_;
+    const void* src = a_.sendbuf == MPI_IN_PLACE ? user_block(rank_) : a_.sendbuf;
+    const int n = a_.sendbuf == MPI_IN_PLACE ? a_.count : a_.sendcount;
+    const MPI_Datatype t = a_.sendbuf == MPI_IN_PLACE ? a_.type : a_.sendtype;
+    int pos = 0;
+    const int rc = PMPI_Pack(src, n, t, at(work_, static_cast<std::size_t>(rank_) * block, mti_),
+                             static_cast<int>(block), &pos, MPI_COMM_SELF);
+    if (rc != MPI_SUCCESS || static_cast<std::size_t>(pos) != block) {
+      note(rc != MPI_SUCCESS ? rc : MPI_ERR_TYPE);
+      return false;
+    }
+    if (a_.sendbuf != MPI_IN_PLACE) note(local_copy(a_.sendbuf, a_.sendcount, a_.sendtype, user_block(rank_), a_.count, a_.type));
+    return true;
+  }
+
+  // The other blocks from the staging buffer into recvbuf.
+  void unstage() {
+    const std::size_t block = unit_count_;
+    for (int b = 0; b < static_cast<int>(s_.programs.size()); ++b) {
+      if (b == rank_) continue;
+      int pos = 0;
+      note(PMPI_Unpack(at(work_, static_cast<std::size_t>(b) * block, mti_), static_cast<int>(block), &pos,
+                       user_block(b), a_.count, a_.type, MPI_COMM_SELF));
+    }
   }
 
   void note(int rc) {
@@ -201,12 +254,19 @@ class Execution {
     std::size_t scratch = is_root_ ? 0 : bytes_for(ti_, static_cast<std::size_t>(a_.count)) + 64;
     for (const Step& st : steps_)
       if (st.op == StepOp::RecvReduce) scratch += bytes_for(ti_, seg_range(st.seg).n) + 64;
+    staged_ = bytes_ && !ti_.plain;
+    if (staged_) scratch += unit_count_ * s_.programs.size() + 64;
     if (!t_scratch.reserve(scratch)) return false;
 
     work_ = reinterpret_cast<std::uintptr_t>(a_.recvbuf);
     if (!is_root_) work_ = t_scratch.take(ti_, static_cast<std::size_t>(a_.count));
     int rc = MPI_SUCCESS;
-    if (allgather_) {
+    if (staged_) {
+      // The messages and the dependency counters below work on the staging
+      // buffer alone; a failed pack is noted and the schedule still runs.
+      work_ = t_scratch.take(mti_, unit_count_ * s_.programs.size());
+      stage_own_block();
+    } else if (allgather_) {
       if (a_.sendbuf != MPI_IN_PLACE)
         rc = local_copy(a_.sendbuf, a_.sendcount, a_.sendtype,
                         at(work_, static_cast<std::size_t>(rank_) * static_cast<std::size_t>(a_.count), ti_), a_.count,
@@ -260,10 +320,10 @@ class Execution {
       if (writes_done_[seg] != r.writes_before) return false;
       if (r.prev_send_same_peer >= 0 && run_[static_cast<std::size_t>(r.prev_send_same_peer)].state != State::Done)
         return false;
-      if (n > 0) rc = PMPI_Isend(at(work_, range.first, ti_), n, a_.type, st.peer, st.tag, comm_, &reqs_[i]);
+      if (n > 0) rc = PMPI_Isend(at(work_, range.first, mti_), n, msg_type_, st.peer, st.tag, comm_, &reqs_[i]);
     } else if (st.op == StepOp::RecvCopy) {
       if (!write_ready) return false;
-      if (n > 0) rc = PMPI_Irecv(at(work_, range.first, ti_), n, a_.type, st.peer, st.tag, comm_, &reqs_[i]);
+      if (n > 0) rc = PMPI_Irecv(at(work_, range.first, mti_), n, msg_type_, st.peer, st.tag, comm_, &reqs_[i]);
     } else if (r.state == State::Waiting) {  // RecvReduce: post into a temporary now
       if (n == 0) {
         if (!write_ready) return false;
@@ -348,8 +408,13 @@ class Execution {
   const MPI_Comm comm_;  // the private duplicate
   const TypeInfo ti_;
   const bool allgather_, is_root_;
+  const bool bytes_;              // a chunked allgather: messages in bytes
+  const MPI_Datatype msg_type_;   // MPI_BYTE then, else the call's type
+  const TypeInfo mti_;            // msg_type_'s
+  const std::size_t unit_count_;  // per block (allgather) or vector, in msg_type_ units
   const std::vector<Step>& steps_;
   const int rank_;
+  bool staged_ = false;           // bytes_ with a non-contiguous type: work_ is a staging buffer
   std::uintptr_t work_ = 0;
   std::vector<StepRun> run_;
   std::vector<int> sends_done_, writes_done_;

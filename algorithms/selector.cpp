@@ -33,7 +33,8 @@ std::vector<Algo> native_models(Collective c, int P) {
 }
 
 // The candidates against native; `spread` is false when the arrivals are
-// balanced (allgather then keeps only Sparbit, which does not act on them).
+// balanced (allgather then keeps only Sparbit, which does not act on them;
+// so it does above kStragglerAllgatherAutoMaxP ranks).
 std::vector<Algo> aware_candidates(Collective c, int P, bool spread = true) {
   switch (c) {
     case Collective::Allreduce: return {Algo::Prr, Algo::Slt, Algo::Straggler};
@@ -41,7 +42,7 @@ std::vector<Algo> aware_candidates(Collective c, int P, bool spread = true) {
       if (P <= kClairvoyantSimMaxP) return {Algo::Clairvoyant, Algo::SortedBinomial};
       return {Algo::SortedBinomial};
     case Collective::Allgather:
-      if (spread) return {Algo::Sparbit, Algo::StragglerAllgather};
+      if (spread && P <= kStragglerAllgatherAutoMaxP) return {Algo::Sparbit, Algo::StragglerAllgather};
       return {Algo::Sparbit};
   }
   return {};
@@ -169,10 +170,11 @@ double needed_gain(const SelectInput& in, const Selection& s, double native_cost
   // resolve there.  Reduce has no floor, so the share of native's whole
   // time is margin enough (on the emulated cluster the quarter transfer
   // kept the sorted binomial tree out where it ran 1.4 times faster than
-  // native); allgather's candidate does not act on arrivals, and what its
-  // trial measured against native is what it gains (on the emulated
-  // cluster Sparbit ran 1.25 times faster than native, measured 1.2 times
-  // on trial, and the quarter kept it out).
+  // native); for allgather what a trial measured against native is what a
+  // candidate gains (on the emulated cluster Sparbit, which does not act on
+  // arrivals, ran 1.25 times faster than native, measured 1.2 times on
+  // trial, and the quarter kept it out), and the straggler allgather is
+  // weighed only on arrivals that are not balanced.
   const double quarter = in.coll == Collective::Allreduce ? 0.25 * s.message_time : 0.0;
   return std::max({2.0 * in.cost.alpha, quarter, in.margin * std::max(native_cost - floor, 0.0)});
 }

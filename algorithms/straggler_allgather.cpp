@@ -13,14 +13,18 @@
 //            L every early block, its own first, then by arrival.
 // After L arrives an early rank takes in one block (L's, in chunks from the
 // owners) where a ring or Sparbit still has all of L's work and its block
-// to move, so the early ranks leave about one block transfer plus the
-// chunk pipeline after L.  L and the server leave after the P-1 blocks L
-// must take in, which bounds any allgather.
+// to move; an owner passes its chunk to m-1 ranks, (m-1)/c of a block, so
+// up to about P = 10 the early ranks leave one to two block transfers after
+// L (at larger P the passes grow with P/c: selector.cpp weighs the schedule
+// up to kStragglerAllgatherAutoMaxP ranks).  L and the server leave after
+// the P-1 blocks L must take in, which bounds any allgather.
 //
 // Executor order (schedule.h): every receive is posted at once, so the
 // server's phase-1 receives and its sends to L overlap; a send to L waits
-// only for the server's copy of that chunk; an owner's sends of its chunk
-// go out one peer after another.  Program order is a valid time order: on
+// for the server's copy of that chunk and, sends to one peer going one at a
+// time, for the sends to L listed before it; an owner's sends of its chunk
+// go to different peers and start together.  Chunks are byte ranges
+// (executor.cpp, "Allgather chunks").  Program order is a valid time order: on
 // the server a block's receive comes before its send to L, on an owner the
 // chunk's receive before its sends.
 //

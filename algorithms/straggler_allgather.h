@@ -10,13 +10,17 @@
 
 namespace papshim {
 
-// At most this many chunks per block; chunks of at least
+// At most this many chunks per block, of at most
 // kStragglerAllgatherChunkBytes (straggler_allgather_segments).
 constexpr int kStragglerAllgatherMaxChunks = 8;
 constexpr double kStragglerAllgatherChunkBytes = 32.0 * 1024.0;
-// And at most this many segments in all (P c), so that an early rank's
-// exchange stays about 2 P steps at large P, as in Sparbit.
+// And at most this many segments in all (P c, or P when P is larger), so
+// that an early rank's exchange, 2 (P-2) c steps, stays within 16 Ki steps.
 constexpr int kStragglerAllgatherMaxSegments = 8192;
+// Auto weighs it up to this many ranks.  Beyond, every early rank posts
+// sends to all the others at once (an incast the models do not see) and an
+// owner passes its chunk to P-2 ranks, (P-2)/c block transfers.
+constexpr int kStragglerAllgatherAutoMaxP = 64;
 
 // The segment count auto mode passes as ScheduleParams::nseg: P blocks of c
 // chunks, c = ceil(block_bytes / kStragglerAllgatherChunkBytes) clamped to

@@ -180,6 +180,15 @@ TEST(StragglerAllgather, AutoPicksItForOneVeryLateRankOnly) {
     const Selection b = select_algorithm(in);
     for (const Candidate& c : b.table) EXPECT_NE(c.algo, Algo::StragglerAllgather) << format_selection(b);
   }
+  // Above kStragglerAllgatherAutoMaxP ranks it is not weighed either.
+  in.simulate = false;
+  in.nprocs = 2 * kStragglerAllgatherAutoMaxP;
+  in.count = 1 << 13;
+  in.arrival.assign(static_cast<std::size_t>(in.nprocs), 0.0);
+  in.arrival[3] = 0.5;
+  const Selection big = select_algorithm(in);
+  for (const Candidate& c : big.table) EXPECT_NE(c.algo, Algo::StragglerAllgather) << format_selection(big);
+  EXPECT_FALSE(big.table.empty());
 }
 
 }  // namespace

@@ -170,18 +170,30 @@ class ContentChecker {
     return "";
   }
 
-  // Phase 2b: data flow per segment, rendezvous sends.
+  // Phase 2b: data flow per segment, rendezvous sends; as in the executor,
+  // sends to one peer go one at a time in program order.
   enum State : int { Idle, Posted, Arrived, Done };
   std::string run_dataflow() {
     std::vector<std::vector<int>> state(static_cast<std::size_t>(P_));
     std::vector<std::vector<Content>> payload(static_cast<std::size_t>(P_));
+    std::vector<std::vector<long>> prev_send(static_cast<std::size_t>(P_));  // the previous send to that peer
     std::map<Key, std::pair<int, std::size_t>> recv_at;  // key -> (rank, step)
     for (int r = 0; r < P_; ++r) {
       state[r].assign(steps(r).size(), Idle);
       payload[r].resize(steps(r).size());
-      for (std::size_t i = 0; i < steps(r).size(); ++i)
-        if (steps(r)[i].op != StepOp::Send)
+      prev_send[r].assign(steps(r).size(), -1);
+      std::map<int, long> last_to;
+      for (std::size_t i = 0; i < steps(r).size(); ++i) {
+        if (steps(r)[i].op != StepOp::Send) {
           recv_at[{steps(r)[i].peer, r, steps(r)[i].tag}] = {r, i};
+          continue;
+        }
+        auto [it, fresh] = last_to.emplace(steps(r)[i].peer, static_cast<long>(i));
+        if (!fresh) {
+          prev_send[r][i] = it->second;
+          it->second = static_cast<long>(i);
+        }
+      }
     }
     // Are the earlier steps on the same segment done (writes only, or all)?
     auto earlier_done = [&](int r, std::size_t i, bool writes_only) {
@@ -202,7 +214,9 @@ class ContentChecker {
           int& cur = state[r][i];
           // Post what is ready; a RecvReduce's receive needs nothing.
           if (cur == Idle) {
-            const bool ready = st.op == StepOp::Send ? earlier_done(r, i, true)
+            const long prev = prev_send[r][i];
+            const bool ready = st.op == StepOp::Send
+                                   ? earlier_done(r, i, true) && (prev < 0 || state[r][static_cast<std::size_t>(prev)] == Done)
                                : st.op == StepOp::RecvCopy ? earlier_done(r, i, false)
                                                            : true;
             if (!ready) continue;

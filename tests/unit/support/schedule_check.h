@@ -16,7 +16,8 @@ namespace papshim::test_support {
 //             Finishing shows that program order is a valid time order.
 //   DataFlow  the executor's rules (schedule.h): steps posted once their
 //             per-segment dependencies are done, a RecvReduce's receive at
-//             once, a Send completes when its receive is posted (rendezvous).
+//             once, a Send once the previous send to its peer is done, and
+//             it completes when its receive is posted (rendezvous).
 enum class CheckModel { InOrder, DataFlow };
 
 // "" when the schedule is well formed, finishes under `model` and leaves the
