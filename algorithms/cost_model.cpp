@@ -230,35 +230,14 @@ std::optional<double> allgather_cost(Algo a, const CostFigures& cost, const Fram
   }
 }
 
-// The straggler allgather (straggler_allgather.h); ids by arrival, early
-// ranks 0 .. m-1 (m = P-1), L = P-1; t_c one chunk, t_B = c t_c one block.
-// Phase 1: early id i takes in m-1 blocks, F_i = max(a_i + (m-1) t_B,
-// a_{m-1} + t_B).  L takes in its P-1 blocks from the server once both are
-// free: max(a_L, F_0) + (P-1) t_B; the server leaves then too.  Owner
-// o = q+1 has chunk q at a_L + (q+1) t_c and passes it on from
-// G = max(that, F_o), to the early rank d places after it at G + d t_c.
-// An early rank leaves at the latest of F_i, its last chunk and (owners)
-// its last pass.  O(c P).
+// The straggler allgather (straggler_allgather.h): its plan's model, the
+// one the plan picks its late group by (straggler_allgather_mean), with one
+// chunk's transfer as t.  O(k c P) for k late ranks.
 double straggler_allgather_cost(const ScheduleParams& p, const CostFigures& cost, const ArrivalSummary& arr,
                                 const Frame& f) {
-  const int P = f.P, m = P - 1, c = straggler_allgather_chunks(p);
-  const double tc = cost.alpha + cost.beta * f.bytes / c, tB = c * tc;
-  const std::vector<double>& a = arr.sorted;
-  const double aL = a[sz(P - 1)];
-  auto F = [&](int i) { return m > 1 ? std::max(a[sz(i)] + (m - 1) * tB, a[sz(m - 1)] + tB) : a[sz(i)]; };
-  std::vector<double> exit(sz(P));
-  for (int i = 0; i < m; ++i) exit[sz(i)] = F(i);
-  exit[sz(P - 1)] = std::max(aL, F(0)) + (P - 1) * tB;
-  exit[0] = std::max(exit[0], exit[sz(P - 1)]);
-  for (int q = 0; q < c; ++q) {
-    const int o = m >= 2 ? q + 1 : 0;
-    const double G = std::max(aL + (q + 1) * tc, F(o));
-    for (int d = 1; d < m; ++d) exit[sz((o + d) % m)] = std::max(exit[sz((o + d) % m)], G + d * tc);
-    exit[sz(o)] = std::max(exit[sz(o)], G + std::max(m - 1, 0) * tc);
-  }
-  double sum = 0;
-  for (int i = 0; i < P; ++i) sum += exit[sz(i)] - a[sz(i)];
-  return sum / P;
+  const StragglerAllgatherPlan plan = straggler_allgather_plan(p);
+  const double t = cost.alpha + cost.beta * f.bytes / plan.chunks;
+  return straggler_allgather_mean(plan, arr.sorted, t);
 }
 
 std::optional<double> reduce_tree_cost(Algo a, const ScheduleParams& p, const CostFigures& cost, const Frame& f) {

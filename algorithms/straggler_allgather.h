@@ -1,10 +1,11 @@
-// Straggler allgather: while the latest rank is late the early ranks
-// exchange their blocks among themselves; once it arrives only its block is
-// left to spread (in chunks, through a few early ranks) and one early rank
-// sends it everything it lacks.
+// Straggler allgather: while the latest rank (or a small group of late
+// ranks) is late the early ranks exchange their blocks among themselves;
+// once it arrives only its block is left to spread (in chunks, through a
+// few early ranks) and one early rank sends it everything it lacks.
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "algorithms/schedule.h"
 
@@ -32,12 +33,42 @@ int straggler_allgather_segments(int nprocs, double block_bytes);
 // above and to at most params.count (no empty chunk when avoidable).
 int straggler_allgather_chunks(const ScheduleParams& params);
 
-// Ranks sorted by predicted arrival (ties by rank): id 0 is the server,
-// ids 0 .. P-2 the early ranks, id P-1 the late rank.  Chunk q of the late
-// block is passed on by owner id q + 1 (id 0 when P = 2).  Segment b c + q
-// is chunk q of rank b's block; every message's tag is its segment.
-// Step::round: 0 the early ranks' exchange, 1 the late rank's chunks and
-// the server's blocks to it, 2 the owners' chunks to the early ranks.
+// At most this many late ranks (and at most (P-1)/2).
+constexpr int kStragglerAllgatherMaxLate = 8;
+
+// The whole structure, a function of the params alone (every rank builds
+// the same).  Ranks sorted by predicted arrival (ties by rank); ids
+// 0 .. m-1 are early, m .. P-1 the late group of k ranks.  Early id j
+// (j < k) is the server of late id m+j; chunk q of late id m+j is passed on
+// by owner id k + ((j c + q) mod (m - k)) (id 0 when m = k, i.e. P = 2).
+// k in 1 .. min(kStragglerAllgatherMaxLate, (P-1)/2): the latest rank and,
+// before it, the ranks that arrive closer to the last than to the first and
+// less than P-2 block transfers (params.tau per chunk) before the last (1
+// without a usable tau or arrivals).
+struct StragglerAllgatherPlan {
+  std::vector<int> order;  // ranks by predicted arrival, ties by rank
+  int m = 0;               // early ranks
+  int late = 1;            // k
+  int chunks = 1;          // c, segments per block
+  int rank(int id) const { return order[static_cast<std::size_t>(id)]; }
+  int seg(int id, int q) const { return rank(id) * chunks + q; }
+  int owner(int j, int q) const { return m > late ? late + (j * chunks + q) % (m - late) : 0; }
+};
+StragglerAllgatherPlan straggler_allgather_plan(const ScheduleParams& params);
+
+// The plan's mean elapsed time in the cost model's terms (one message per
+// port and direction, `chunk_time` per chunk) for arrivals sorted
+// ascending, one per id; shared with the cost model.
+double straggler_allgather_mean(const StragglerAllgatherPlan& plan, const std::vector<double>& sorted_arrival,
+                                double chunk_time);
+
+// Segment b c + q is chunk q of rank b's block; every message's tag is its
+// segment.  Step::round: 0 the early ranks' exchange, 1 the late ranks'
+// chunks and blocks and the servers' blocks to them, 2 the owners' chunks to
+// the early ranks.
 Schedule build_straggler_allgather(const ScheduleParams& params);
+// The same for a given plan (straggler_allgather_plan's, with `late` and
+// `m` changed to compare late groups): late in 1 .. max(1, (P-1)/2).
+Schedule build_straggler_allgather(const ScheduleParams& params, const StragglerAllgatherPlan& plan);
 
 }  // namespace papshim

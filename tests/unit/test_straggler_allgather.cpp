@@ -3,6 +3,7 @@
 // stands against Sparbit and the ring with one rank late (simulated).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -20,6 +21,32 @@ namespace {
 
 using test_support::late_rank;
 using test_support::same_steps;
+
+// An allgather of 128 Ki floats per block on P ranks over 1 Gbit/s-like
+// links (alpha 50 us, beta 8 ns/B), everyone on time.
+SelectInput gigabit_allgather(int P) {
+  SelectInput in;
+  in.coll = Collective::Allgather;
+  in.nprocs = P;
+  in.count = 1 << 17;  // floats per block
+  in.elem_size = 4;
+  in.cost = {50e-6, 8e-9, 0.3e-9};
+  in.arrival.assign(static_cast<std::size_t>(P), 0.0);
+  return in;
+}
+
+double block_time(const SelectInput& in) { return in.cost.alpha + in.cost.beta * 4.0 * static_cast<double>(in.count); }
+
+// Algorithm a's simulated mean elapsed time on `in` (serial ports).
+double simulated_mean(Algo a, const SelectInput& in) {
+  const ScheduleParams p = schedule_params_for(a, in);
+  const BuildResult b = build_schedule(a, p);
+  EXPECT_TRUE(b.schedule) << b.reason;
+  if (!b.schedule) return 0.0;
+  const SimResult r = simulate(*b.schedule, p.arrival, SimCost::from_figures(in.cost, in.elem_size, in.count));
+  EXPECT_TRUE(r.ok) << r.error;
+  return r.mean_elapsed;
+}
 
 TEST(StragglerAllgather, ChunkCounts) {
   // 512 KiB blocks at P = 8: 16 chunks of 32 KiB wanted, one per owner (6).
@@ -123,25 +150,11 @@ TEST(StragglerAllgather, EveryCountSizeAndArrival) {
 // still takes in P-1 blocks.  Serial ports.
 TEST(StragglerAllgather, AheadOfSparbitWithOneRankLate) {
   for (int P : {4, 8, 16}) {
-    SelectInput in;
-    in.coll = Collective::Allgather;
-    in.nprocs = P;
-    in.count = 1 << 17;  // floats per block
-    in.elem_size = 4;
-    in.cost = {50e-6, 8e-9, 0.3e-9};
-    const double block = in.cost.alpha + in.cost.beta * 4.0 * in.count;
+    SelectInput in = gigabit_allgather(P);
+    const double block = block_time(in);
     const double D = 2 * P * block;
-    in.arrival.assign(static_cast<std::size_t>(P), 0.0);
     in.arrival[1] = D;
-    const SimCost c = SimCost::from_figures(in.cost, in.elem_size, in.count);
-    auto mean = [&](Algo a) {
-      const ScheduleParams p = schedule_params_for(a, in);
-      const BuildResult b = build_schedule(a, p);
-      EXPECT_TRUE(b.schedule);
-      const SimResult r = simulate(*b.schedule, p.arrival, c);
-      EXPECT_TRUE(r.ok) << r.error;
-      return r.mean_elapsed;
-    };
+    auto mean = [&](Algo a) { return simulated_mean(a, in); };
     const double wait = (P - 1.0) / P * D;
     const double straggler = mean(Algo::StragglerAllgather) - wait;
     const double sparbit = mean(Algo::Sparbit) - wait, ring = mean(Algo::RingAllgather) - wait;
@@ -152,6 +165,71 @@ TEST(StragglerAllgather, AheadOfSparbitWithOneRankLate) {
     std::printf("  P %2d, one rank late by %.1f ms: after the wait straggler %.1f, sparbit %.1f, ring %.1f ms\n", P,
                 1e3 * D, 1e3 * straggler, 1e3 * sparbit, 1e3 * ring);
   }
+}
+
+// Two or three ranks about equally late: the plan's late group simulates
+// no slower than a group of 1 or of those k by more than 5%;
+// every schedule of either group is correct and each rank's own program is
+// the full build's.  A group of two where it pays (below); a second rank
+// much earlier than the last stays early.
+TEST(StragglerAllgather, SmallLateGroup) {
+  for (int P : {5, 8, 13, 16}) {
+    for (int k : {2, 3}) {
+      if (k > (P - 1) / 2) continue;  // the group's limit
+      for (std::size_t count : {3ul, 100ul, 1ul << 17}) {
+        ScheduleParams p = late_rank(P, 1, 0.05, count, straggler_allgather_segments(P, 4.0 * static_cast<double>(count)));
+        for (int j = 1; j < k; ++j) p.arrival[static_cast<std::size_t>(P - j)] = 0.05 - 0.0001 * j;
+        p.tau = 1e-3;
+        const StragglerAllgatherPlan plan = straggler_allgather_plan(p);
+        const std::string what = "P=" + std::to_string(P) + " k=" + std::to_string(k) + " count=" + std::to_string(count);
+        EXPECT_EQ(plan.m + plan.late, P) << what;
+        SimCost cost = SimCost::tau_steps(1e-3);
+        cost.count = count;
+        double mean[3];
+        for (int g : {0, 1, 2}) {
+          StragglerAllgatherPlan alt = plan;
+          alt.late = g == 0 ? plan.late : g == 1 ? 1 : k;
+          alt.m = P - alt.late;
+          const Schedule s = build_straggler_allgather(p, alt);
+          const std::string which = what + " group " + std::to_string(alt.late);
+          EXPECT_EQ(test_support::check_schedule(s, test_support::CheckModel::DataFlow), "") << which;
+          EXPECT_EQ(test_support::check_schedule(s, test_support::CheckModel::InOrder), "") << which;
+          const SimResult r = simulate(s, p.arrival, cost);
+          EXPECT_TRUE(r.ok) << which << ": " << r.error;
+          mean[g] = r.mean_elapsed;
+        }
+        EXPECT_LE(mean[0], 1.05 * std::min(mean[1], mean[2])) << what << ": the plan's group " << plan.late;
+        const Schedule s = build_straggler_allgather(p);
+        for (int rank = 0; rank < P; ++rank) {
+          ScheduleParams own = p;
+          own.rank = rank;
+          EXPECT_TRUE(same_steps(build_straggler_allgather(own).programs[static_cast<std::size_t>(rank)].steps,
+                                 s.programs[static_cast<std::size_t>(rank)].steps))
+              << what << " rank " << rank;
+        }
+      }
+    }
+  }
+  ScheduleParams p = late_rank(8, 1, 0.05, 1 << 17, 48);
+  p.arrival[2] = 0.01;  // 40 ms before the last: phase 1 has time
+  p.tau = 1e-3;
+  EXPECT_EQ(straggler_allgather_plan(p).late, 1);
+  p.arrival[2] = 0.0499;
+  EXPECT_EQ(straggler_allgather_plan(p).late, 2);
+
+  // Two of 8 late on 1 Gbit/s-like links, 512 KiB blocks: a group of two,
+  // ahead of Sparbit by more than a block transfer.
+  SelectInput in = gigabit_allgather(8);
+  const double block = block_time(in), D = 16 * block;
+  in.arrival[2] = in.arrival[5] = D;
+  auto mean = [&](Algo a) { return simulated_mean(a, in); };
+  ScheduleParams sp = schedule_params_for(Algo::StragglerAllgather, in);
+  EXPECT_EQ(straggler_allgather_plan(sp).late, 2);
+  const double two = mean(Algo::StragglerAllgather), sparbit = mean(Algo::Sparbit);
+  EXPECT_LT(two, sparbit - block);
+  const double wait = 6.0 / 8.0 * D;
+  std::printf("  two of 8 late by %.1f ms: after the wait straggler %.1f ms, sparbit %.1f ms\n", 1e3 * D,
+              1e3 * (two - wait), 1e3 * (sparbit - wait));
 }
 
 // Auto mode: with one of 8 ranks 50 ms late it is the allgather pick (its
