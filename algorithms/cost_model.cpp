@@ -230,9 +230,9 @@ std::optional<double> allgather_cost(Algo a, const CostFigures& cost, const Fram
   }
 }
 
-// The straggler allgather (straggler_allgather.h): its plan's model, the
-// one the plan picks its late group by (straggler_allgather_mean), with one
-// chunk's transfer as t.  O(k c P) for k late ranks.
+// The straggler allgather (straggler_allgather.h): the model of its plan
+// (straggler_allgather_mean) with one chunk's transfer as t.  O(k c P) for
+// k late ranks.
 double straggler_allgather_cost(const ScheduleParams& p, const CostFigures& cost, const ArrivalSummary& arr,
                                 const Frame& f) {
   const StragglerAllgatherPlan plan = straggler_allgather_plan(p);

@@ -6,7 +6,8 @@
 // see "Allgather chunks" below).  Addresses are computed
 // as base + first_element * extent in integer arithmetic, so buffers given as
 // MPI_BOTTOM with absolute-address datatypes work, and no byte is copied
-// without its datatype.
+// without its datatype (a chunked allgather moves bytes only where they are
+// the datatype's own, in order; below).
 //
 // Each step goes through: waiting -> posted -> (RecvReduce: received ->)
 // done.  The dependency rules of schedule.h reduce to two counters per
@@ -30,10 +31,12 @@
 // in elements: 8193 ints and 8193 pairs of ints split differently.  A
 // schedule with chunks (nseg > P) therefore moves bytes: chunk q of block b
 // is the same byte range of the block's data on every rank, sent and
-// received as MPI_BYTE.  With a contiguous receive type the bytes are
-// recvbuf's own; otherwise the call runs on a staging buffer of P blocks,
-// the own block packed into it first (PMPI_Pack) and the others unpacked
-// into recvbuf at the end.  Whole blocks (nseg == P) move typed as before.
+// received as MPI_BYTE.  With a receive type whose memory is its packed
+// form (a predefined type, or contiguous copies of one: in_order()) the
+// bytes are recvbuf's own; otherwise the call runs on a staging buffer of P
+// blocks, as large as recvbuf, the own block packed into it first
+// (PMPI_Pack) and the others unpacked into recvbuf at the end.  Whole
+// blocks (nseg == P) move typed as before.
 //
 // Errors.  A step that fails (a post, a completion, a combine) is counted as
 // done and the schedule goes on: every message the peers expect is still
@@ -77,6 +80,29 @@ TypeInfo type_info(MPI_Datatype t) {
   PMPI_Type_size(t, &ti.size);
   ti.plain = ti.lb == 0 && ti.true_lb == 0 && ti.extent == ti.size && ti.true_extent == ti.size;
   return ti;
+}
+
+// Whether `t`'s memory is its packed form: contiguous (plain) and built
+// from one predefined type by contiguous copies only.  A plain struct may
+// still hold its fields in another order than its type signature.
+bool in_order(MPI_Datatype t, int depth = 0) {
+  int ni = 0, na = 0, nd = 0, combiner = 0;
+  if (depth > 16 || PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return false;
+  if (combiner == MPI_COMBINER_NAMED) return true;
+  if (combiner != MPI_COMBINER_CONTIGUOUS && combiner != MPI_COMBINER_DUP) return false;
+  std::vector<int> ints(static_cast<std::size_t>(ni));
+  std::vector<MPI_Aint> addrs(static_cast<std::size_t>(na));
+  std::vector<MPI_Datatype> types(static_cast<std::size_t>(nd));
+  if (PMPI_Type_get_contents(t, ni, na, nd, ints.data(), addrs.data(), types.data()) != MPI_SUCCESS) return false;
+  if (types.size() != 1) return false;
+  const MPI_Datatype inner = types[0];
+  const bool ok = in_order(inner, depth + 1);
+  int i2 = 0, a2 = 0, d2 = 0, c2 = 0;
+  if (PMPI_Type_get_envelope(inner, &i2, &a2, &d2, &c2) == MPI_SUCCESS && c2 != MPI_COMBINER_NAMED) {
+    MPI_Datatype copy = inner;
+    PMPI_Type_free(&copy);  // get_contents returned a new handle for a derived type
+  }
+  return ok;
 }
 
 std::size_t bytes_for(const TypeInfo& ti, std::size_t n) {
@@ -254,7 +280,7 @@ class Execution {
     std::size_t scratch = is_root_ ? 0 : bytes_for(ti_, static_cast<std::size_t>(a_.count)) + 64;
     for (const Step& st : steps_)
       if (st.op == StepOp::RecvReduce) scratch += bytes_for(ti_, seg_range(st.seg).n) + 64;
-    staged_ = bytes_ && !ti_.plain;
+    staged_ = bytes_ && !(ti_.plain && in_order(a_.type));
     if (staged_) scratch += unit_count_ * s_.programs.size() + 64;
     if (!t_scratch.reserve(scratch)) return false;
 
@@ -414,7 +440,7 @@ class Execution {
   const std::size_t unit_count_;  // per block (allgather) or vector, in msg_type_ units
   const std::vector<Step>& steps_;
   const int rank_;
-  bool staged_ = false;           // bytes_ with a non-contiguous type: work_ is a staging buffer
+  bool staged_ = false;           // bytes_, memory not the type's packed form: work_ is a staging buffer
   std::uintptr_t work_ = 0;
   std::vector<StepRun> run_;
   std::vector<int> sends_done_, writes_done_;

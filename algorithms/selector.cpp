@@ -95,7 +95,8 @@ const char* screen(const SelectInput& in, Selection& s, bool& balanced) {
     const auto [lo, hi] = std::minmax_element(in.arrival.begin(), in.arrival.end());
     s.spread = *hi - *lo;
   }
-  if (in.nprocs < 2 || in.count == 0 || in.arrival.size() != P || !std::isfinite(s.spread))
+  const bool finite = std::all_of(in.arrival.begin(), in.arrival.end(), [](double t) { return std::isfinite(t); });
+  if (in.nprocs < 2 || in.count == 0 || in.arrival.size() != P || !finite || !std::isfinite(s.spread))
     return "no usable prediction";
   if (in.coll != Collective::Allgather && !in.commutative) return "non-commutative op";
   const char* why = "";

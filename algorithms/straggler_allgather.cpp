@@ -89,7 +89,8 @@ namespace {
 //            m and the other late ranks' k-1); late m+j-d's block reaches it
 //            at a_(m+j-d) + (1+d) T (after that rank's chunks and its blocks
 //            to the late ranks before it); its own sends end at
-//            a_(m+j) + k T; server j leaves once its m blocks are through;
+//            a_(m+j) + k T; server j leaves with its intake,
+//            max(a_(m+j), F_j) + (P-1) T;
 //   owner o passes each chunk it owns, in the order they reach it (late j's
 //            chunk q at a_(m+j) + (q+1) t), to the early rank d places
 //            after it at G + d t, G = max(chunk there, o's port free, F_o);

@@ -79,10 +79,10 @@ endforeach()
 # The straggler allgather cuts blocks of 64 KiB and more into chunks, which
 # cannot be cut in elements when the types differ: 8195 pairs are 3 chunks
 # of bytes at P = 5 (2 at P = 4), split inside a pair; with "gaps" the odd
-# ranks' receive type is not contiguous and the call runs on a staging
-# buffer there.
+# ranks' receive type is not contiguous and with "permuted" its fields are
+# not in signature order, so the call runs on a staging buffer there.
 foreach(np 4 5)
-  foreach(mode plain gaps)
+  foreach(mode plain gaps permuted)
     papshim_mpi_test(allgather_mixed_types_straggler_${mode}_np${np} ${np} LABELS reliability
       ENV ${PRELOAD} PAPSHIM_REPORT=off PAPSHIM_CHECK=1 PAPSHIM_ALLGATHER=straggler
       COMMAND $<TARGET_FILE:allgather_mixed_check> 8195 ${mode})

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,20 @@ SelectInput one_late(Collective c, double delay_s, std::size_t count = 1 << 20) 
 void native_measured(SelectInput& in) {
   in.correction[static_cast<int>(in.coll) * 64 + kCorrectionCalls + static_cast<int>(Algo::Native)] =
       kNativeCallsBeforeTrials;
+}
+
+// A NaN or infinite predicted arrival anywhere (not only where min and max
+// would show it) means no usable prediction: native, for every collective.
+TEST(Selector, NonFiniteArrivalMeansNoPrediction) {
+  for (Collective c : {Collective::Allreduce, Collective::Reduce, Collective::Allgather})
+    for (double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()})
+      for (std::size_t at : {0ul, 3ul, 5ul}) {
+        SelectInput in = one_late(c, 0.02, 1 << 14);
+        in.arrival[at] = bad;
+        const Selection s = select_algorithm(in);
+        EXPECT_EQ(s.pick, Algo::Native) << to_string(c) << " " << at;
+        EXPECT_NE(s.why.find("no usable prediction"), std::string::npos) << s.why;
+      }
 }
 
 TEST(Selector, BalancedKeepsNative) {
