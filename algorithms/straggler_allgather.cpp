@@ -77,8 +77,6 @@ int straggler_allgather_chunks(const ScheduleParams& params) {
   return c;
 }
 
-namespace {
-
 // A late group of k ranks: the early ranks' exit times and everyone's mean
 // elapsed time, in the model of the cost model (one message per port and
 // direction, t per chunk, T = c t per block); `a` is the arrivals by id.
@@ -96,7 +94,8 @@ namespace {
 //            after it at G + d t, G = max(chunk there, o's port free, F_o);
 //   an early rank leaves at the latest of F_i, its last chunk and its last
 //            pass.
-double plan_mean(const StragglerAllgatherPlan& p, const std::vector<double>& a, double t) {
+double straggler_allgather_mean(const StragglerAllgatherPlan& p, const std::vector<double>& a, double t) {
+  if (p.m + p.late <= 1 || a.size() != sz(p.m + p.late)) return 0.0;
   const int P = p.m + p.late, m = p.m, k = p.late, c = p.chunks;
   const double T = c * t;
   // The latest early rank sends its block to ids m, m+1, ... (mod m) one
@@ -137,14 +136,6 @@ double plan_mean(const StragglerAllgatherPlan& p, const std::vector<double>& a, 
   double sum = 0;
   for (int i = 0; i < P; ++i) sum += exit[sz(i)] - a[sz(i)];
   return sum / P;
-}
-
-}  // namespace
-
-double straggler_allgather_mean(const StragglerAllgatherPlan& plan, const std::vector<double>& sorted_arrival,
-                                double chunk_time) {
-  if (plan.m + plan.late <= 1 || sorted_arrival.size() != sz(plan.m + plan.late)) return 0.0;
-  return plan_mean(plan, sorted_arrival, chunk_time);
 }
 
 StragglerAllgatherPlan straggler_allgather_plan(const ScheduleParams& params) {

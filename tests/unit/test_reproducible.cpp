@@ -27,6 +27,7 @@
 #include "algorithms/selector.h"
 #include "algorithms/simulator.h"
 #include "config/params.h"
+#include "support/schedule_check.h"
 
 namespace papshim {
 namespace {
@@ -95,14 +96,8 @@ std::string unordered(const std::string& t) {
 
 bool same_steps(const Schedule& x, const Schedule& y) {
   if (x.nseg != y.nseg || x.root != y.root || x.programs.size() != y.programs.size()) return false;
-  for (std::size_t r = 0; r < x.programs.size(); ++r) {
-    const auto &a = x.programs[r].steps, &b = y.programs[r].steps;
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-      if (a[i].op != b[i].op || a[i].peer != b[i].peer || a[i].seg != b[i].seg || a[i].tag != b[i].tag ||
-          a[i].round != b[i].round)
-        return false;
-  }
+  for (std::size_t r = 0; r < x.programs.size(); ++r)
+    if (!test_support::same_steps(x.programs[r].steps, y.programs[r].steps)) return false;
   return true;
 }
 

@@ -235,13 +235,7 @@ TEST(StragglerAllgather, SmallLateGroup) {
 // Auto mode: with one of 8 ranks 50 ms late it is the allgather pick (its
 // own program only); with balanced arrivals it is not weighed at all.
 TEST(StragglerAllgather, AutoPicksItForOneVeryLateRankOnly) {
-  SelectInput in;
-  in.coll = Collective::Allgather;
-  in.nprocs = 8;
-  in.count = 1 << 17;
-  in.elem_size = 4;
-  in.cost = {50e-6, 8e-9, 0.3e-9};
-  in.arrival.assign(8, 0.0);
+  SelectInput in = gigabit_allgather(8);
   in.arrival[3] = 0.05;
   in.rank = 3;
   const Selection s = select_algorithm(in);
