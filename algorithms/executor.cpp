@@ -28,10 +28,10 @@
 //
 // Allgather chunks.  The ranks of an allgather may use different receive
 // types with the same type signature, so a chunk of a block cannot be cut
-// in elements: 8193 ints and 8193 pairs of ints split differently.  A
-// schedule with chunks (nseg > P) therefore moves bytes: chunk q of block b
-// is the same byte range of the block's data on every rank, sent and
-// received as MPI_BYTE.  With a receive type whose memory is its packed
+// in elements: 16386 ints and 8193 pairs of ints, the same bytes, split
+// differently.  A schedule with chunks (nseg > P) therefore moves bytes:
+// chunk q of block b is the same byte range of the block's data on every
+// rank, sent and received as MPI_BYTE.  With a receive type whose memory is its packed
 // form (a predefined type, or contiguous copies of one: in_order()) the
 // bytes are recvbuf's own; otherwise the call runs on a staging buffer of P
 // blocks, as large as recvbuf, the own block packed into it first
@@ -239,9 +239,10 @@ class Execution {
               static_cast<std::size_t>(b) * static_cast<std::size_t>(a_.count), ti_);
   }
 
-  // A chunked allgather whose receive type is not contiguous: the own block
-  // packed into the staging buffer (work_); false when it does not pack
-  // into exactly its type size (a heterogeneous representation), noted.
+  // A staged chunked allgather (the receive type's memory is not its packed
+  // form): the own block packed into the staging buffer (work_), and copied
+  // to recvbuf unless in place; false when it does not pack into exactly its
+  // type size (a heterogeneous representation), noted.
   bool stage_own_block() {
     const std::size_t block = unit_count_;
     const void* src = a_.sendbuf == MPI_IN_PLACE ? user_block(rank_) : a_.sendbuf;
@@ -254,7 +255,8 @@ class Execution {
       note(rc != MPI_SUCCESS ? rc : MPI_ERR_TYPE);
       return false;
     }
-    if (a_.sendbuf != MPI_IN_PLACE) note(local_copy(a_.sendbuf, a_.sendcount, a_.sendtype, user_block(rank_), a_.count, a_.type));
+    if (a_.sendbuf != MPI_IN_PLACE)
+      note(local_copy(a_.sendbuf, a_.sendcount, a_.sendtype, user_block(rank_), a_.count, a_.type));
     return true;
   }
 

@@ -65,7 +65,8 @@ int max_chunks(int nprocs) {
 int straggler_allgather_segments(int nprocs, double block_bytes) {
   if (nprocs <= 1) return 1;
   const double c = std::ceil(block_bytes / kStragglerAllgatherChunkBytes);
-  const int chunks = std::isfinite(c) ? static_cast<int>(std::clamp(c, 1.0, static_cast<double>(max_chunks(nprocs)))) : 1;
+  const double most = max_chunks(nprocs);
+  const int chunks = std::isfinite(c) ? static_cast<int>(std::clamp(c, 1.0, most)) : 1;
   return chunks * nprocs;
 }
 

@@ -177,11 +177,13 @@ TEST(StragglerAllgather, SmallLateGroup) {
     for (int k : {2, 3}) {
       if (k > (P - 1) / 2) continue;  // the group's limit
       for (std::size_t count : {3ul, 100ul, 1ul << 17}) {
-        ScheduleParams p = late_rank(P, 1, 0.05, count, straggler_allgather_segments(P, 4.0 * static_cast<double>(count)));
+        const int nseg = straggler_allgather_segments(P, 4.0 * static_cast<double>(count));
+        ScheduleParams p = late_rank(P, 1, 0.05, count, nseg);
         for (int j = 1; j < k; ++j) p.arrival[static_cast<std::size_t>(P - j)] = 0.05 - 0.0001 * j;
         p.tau = 1e-3;
         const StragglerAllgatherPlan plan = straggler_allgather_plan(p);
-        const std::string what = "P=" + std::to_string(P) + " k=" + std::to_string(k) + " count=" + std::to_string(count);
+        const std::string what =
+            "P=" + std::to_string(P) + " k=" + std::to_string(k) + " count=" + std::to_string(count);
         EXPECT_EQ(plan.m + plan.late, P) << what;
         SimCost cost = SimCost::tau_steps(1e-3);
         cost.count = count;

@@ -215,8 +215,8 @@ class ContentChecker {
           // Post what is ready; a RecvReduce's receive needs nothing.
           if (cur == Idle) {
             const long prev = prev_send[r][i];
-            const bool ready = st.op == StepOp::Send
-                                   ? earlier_done(r, i, true) && (prev < 0 || state[r][static_cast<std::size_t>(prev)] == Done)
+            const bool peer_free = prev < 0 || state[r][static_cast<std::size_t>(prev)] == Done;
+            const bool ready = st.op == StepOp::Send       ? earlier_done(r, i, true) && peer_free
                                : st.op == StepOp::RecvCopy ? earlier_done(r, i, false)
                                                            : true;
             if (!ready) continue;
