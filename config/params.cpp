@@ -198,9 +198,14 @@ std::vector<ParamSpec> make_specs() {
                    "Chrome trace of the sampled calls (all calls in runs of up to 16384 calls per rank): "
                    "predicted and actual arrivals and exits",
                    field(&Config::timeline)));
-  s.push_back(flag("PAPSHIM_HELPER_THREAD", "1",
-                   "ask MPI for `MPI_THREAD_MULTIPLE` and decide on a helper thread ahead of each call; 0: inline",
-                   field(&Config::helper_thread)));
+  ParamSpec helper = integer(
+      "PAPSHIM_HELPER_THREAD", "auto", 0, 1,
+      "1: a helper thread advances the prediction rounds while ranks compute and decides ahead of each call (papshim "
+      "asks MPI for `MPI_THREAD_MULTIPLE`); 0: inline, at the application's thread level; auto: inline when the "
+      "launcher says the job has at most 16 ranks (their rounds need no relays), else the helper thread",
+      [](Config& c, const std::string& v) { c.helper_thread = v == "auto" ? -1 : std::stoi(v); });
+  helper.choices = {"auto"};
+  s.push_back(helper);
   s.push_back(choice("PAPSHIM_HELPER_BACKOFF", "auto", {"auto", "on", "off"},
                      "helper thread polls: `on` doubles the pause after a poll that found nothing new, from 0.1 ms "
                      "up to 1 ms, or up to 50 ms when the job spans several machines; `off` polls every 0.1 ms; "

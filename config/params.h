@@ -38,7 +38,7 @@ struct Config {
   int clv_segments;        // 0: P segments
   long tree_segsize;       // bytes per segment of the reduce trees; 0: P segments; -1: auto
   std::string timeline;    // Chrome trace path, empty: off
-  bool helper_thread;
+  int helper_thread;       // 1: helper thread, 0: inline, -1: auto (helper_wanted, shim/runtime.h)
   std::string helper_backoff;  // auto, on, off
   long min_bytes;
   long quiet_skip;         // most calls between prediction rounds while auto keeps running native

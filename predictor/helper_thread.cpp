@@ -17,6 +17,11 @@ HelperThread& HelperThread::instance() {
   return *h;
 }
 
+bool HelperThread::start_watch_only() {
+  rounds_ = false;
+  return start(nullptr, 0);
+}
+
 bool HelperThread::start(Precompute fn, long max_pause_ns) {
   precompute_ = std::move(fn);
   max_pause_ns_ = max_pause_ns;
@@ -58,7 +63,7 @@ void HelperThread::forget_after_fork() {
 
 void HelperThread::round_opened(const std::shared_ptr<Predictor>& p, int nprocs, int rank,
                                 std::shared_ptr<const NodeMap> nodes) {
-  if (!running_) return;
+  if (!running_ || !rounds_) return;
   {
     std::lock_guard<std::mutex> lock(producer_mu_);
     if (!queue_.push(Event{p, nprocs, rank, std::move(nodes)})) return;  // full: this round is decided inline

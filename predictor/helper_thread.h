@@ -50,6 +50,10 @@ class HelperThread {
   // still open at the next call's entry is completed by the application
   // thread there); 0: a poll every kMinPaceNs.
   bool start(Precompute fn, long max_pause_ns = 0);
+  // Starts the thread for PAPSHIM_STALL_SECONDS alone, where the predictor
+  // runs inline: it watches no rounds and never calls MPI, so it needs no
+  // particular thread level.
+  bool start_watch_only();
   // Joins the thread (bounded).  Safe to call when not started, and again.
   void stop();
   // In a forked child: the thread does not exist there; never join it.
@@ -93,6 +97,7 @@ class HelperThread {
   std::atomic<bool> stop_{false};
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> running_{false};
+  bool rounds_ = true;  // false: the stall watch alone (start_watch_only)
   std::atomic<int> in_collective_{0};
   long max_pause_ns_ = 0;  // 0: no back-off
  public:

@@ -6,7 +6,8 @@
 // r-th intercepted call): every rank contributes a RoundMessage and every
 // rank receives all of them, in one nonblocking allgather on the private
 // duplicate (RoundExchange, predictor/round_exchange.h: point-to-point
-// messages, ceil(log2 P) sends and receives per rank and round).  At the exit
+// messages, straight to every peer up to kDirectMaxRanks ranks, else
+// ceil(log2 P) sends and receives per rank and round).  At the exit
 // of call r-1 the rank opens round r; it starts the exchange when it
 // publishes its value: SMA at that exit, edge at papshim_edge() or, when no
 // edge came, at its arrival at call r (or at the communicator's free or
@@ -42,7 +43,8 @@
 // end first.  A waiting rank has posted every send it can already make
 // (round_exchange.h), so the wait ends, at the latest, once every peer has
 // reached call r (without the helper thread a peer advances the exchange
-// only there).  The very first call has no round (no rank
+// only there; the direct exchange needs no peer to advance it, only to
+// have published).  The very first call has no round (no rank
 // opens one), identically on every rank.
 //
 // Communicator free.  A running exchange cannot be abandoned: its messages

@@ -8,20 +8,31 @@
 
 namespace papshim {
 
-int RoundExchange::steps(int size) {
+namespace {
+int ceil_log2(int size) {
   int s = 0;
   while (s < 31 && (1 << s) < size) ++s;
   return s;
 }
+bool is_direct(int size, int direct_max) { return size > 1 && size <= direct_max; }
+}  // namespace
 
-RoundExchange::RoundExchange(MPI_Comm comm, int size, int rank, int block_words, int tag_top)
+int RoundExchange::steps(int size, int direct_max) { return is_direct(size, direct_max) ? 1 : ceil_log2(size); }
+
+int RoundExchange::messages_per_round(int size, int direct_max) {
+  return is_direct(size, direct_max) ? size - 1 : ceil_log2(size);
+}
+
+RoundExchange::RoundExchange(MPI_Comm comm, int size, int rank, int block_words, int tag_top, int direct_max)
     : comm_(comm),
       size_(size),
       rank_(rank),
       words_(block_words),
       tag_top_(tag_top),
-      nsteps_(steps(size)),
-      work_(static_cast<std::size_t>(size) * static_cast<std::size_t>(block_words), 0.0) {}
+      direct_(is_direct(size, direct_max)),
+      nsteps_(steps(size, direct_max)),
+      work_(static_cast<std::size_t>(size) * static_cast<std::size_t>(block_words), 0.0),
+      reqs_(direct_ ? 2 * static_cast<std::size_t>(size - 1) : 2, MPI_REQUEST_NULL) {}
 
 void RoundExchange::start(const void* mine, void* out) {
   if (active_) wait();  // a caller's bug; waiting keeps the buffers safe
@@ -38,6 +49,10 @@ void RoundExchange::start(const void* mine, void* out) {
 }
 
 void RoundExchange::post_step() {
+  if (direct_) {
+    post_direct();
+    return;
+  }
   const int dist = 1 << step_;
   const int n = std::min(dist, size_ - dist) * words_;
   const int to = (rank_ - dist + size_) % size_;
@@ -59,8 +74,40 @@ void RoundExchange::post_step() {
   ++messages_sent_;
 }
 
+// Position i receives from rank (rank_ + i) mod P, as in Bruck's layout, so
+// advance() writes the output the same way.  All receives are posted before
+// any send, so a peer's block never waits as an unexpected message when
+// this rank is already listening.
+void RoundExchange::post_direct() {
+  const int peers = size_ - 1;
+  for (int i = 1; i <= peers; ++i) {
+    double* at = work_.data() + static_cast<std::size_t>(i) * static_cast<std::size_t>(words_);
+    const int rc = PMPI_Irecv(at, words_, MPI_DOUBLE, (rank_ + i) % size_, tag_top_, comm_,
+                                 &reqs_[static_cast<std::size_t>(i - 1)]);
+    if (rc != MPI_SUCCESS) {
+      reqs_[static_cast<std::size_t>(i - 1)] = MPI_REQUEST_NULL;
+      fail(rc);
+      return;
+    }
+  }
+  for (int i = 1; i <= peers; ++i) {
+    MPI_Request& r = reqs_[static_cast<std::size_t>(peers + i - 1)];
+    const int rc = PMPI_Isend(work_.data(), words_, MPI_DOUBLE, (rank_ - i + size_) % size_, tag_top_, comm_, &r);
+    if (rc != MPI_SUCCESS) {
+      r = MPI_REQUEST_NULL;
+      fail(rc);  // cancels the receives; the sends already posted complete
+      return;
+    }
+    ++messages_sent_;
+  }
+}
+
+bool RoundExchange::all_null() const {
+  return std::all_of(reqs_.begin(), reqs_.end(), [](MPI_Request r) { return r == MPI_REQUEST_NULL; });
+}
+
 void RoundExchange::advance() {
-  if (reqs_[0] != MPI_REQUEST_NULL || reqs_[1] != MPI_REQUEST_NULL) return;  // not all completed
+  if (!all_null()) return;  // not all completed
   if (!failed_ && ++step_ < nsteps_) {
     post_step();
     return;
@@ -79,7 +126,10 @@ void RoundExchange::fail(int rc) {
   if (!failed_)
     log().warn("a prediction round failed (MPI error {}); its call runs without a prediction", rc);
   failed_ = true;
-  if (reqs_[0] != MPI_REQUEST_NULL) PMPI_Cancel(&reqs_[0]);  // completes when tested or waited for
+  // A cancelled receive completes when tested or waited for.
+  const std::size_t receives = direct_ ? static_cast<std::size_t>(size_ - 1) : 1;
+  for (std::size_t i = 0; i < receives; ++i)
+    if (reqs_[i] != MPI_REQUEST_NULL) PMPI_Cancel(&reqs_[i]);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   auto* out = static_cast<unsigned char*>(out_);
   for (std::size_t i = 0; i < work_.size(); ++i) std::memcpy(out + i * sizeof(double), &nan, sizeof nan);
@@ -90,13 +140,13 @@ bool RoundExchange::test_each() {
     int done = 0;
     if (r != MPI_REQUEST_NULL) PMPI_Test(&r, &done, MPI_STATUS_IGNORE);  // frees it once complete
   }
-  return reqs_[0] == MPI_REQUEST_NULL && reqs_[1] == MPI_REQUEST_NULL;
+  return all_null();
 }
 
 bool RoundExchange::test() {
   while (active_) {
     int done = 0;
-    const int rc = PMPI_Testall(2, reqs_, &done, MPI_STATUSES_IGNORE);
+    const int rc = PMPI_Testall(static_cast<int>(reqs_.size()), reqs_.data(), &done, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) {
       fail(rc);
       done = test_each();  // whatever completed in error is freed; the rest stays
@@ -110,7 +160,7 @@ bool RoundExchange::test() {
 void RoundExchange::wait() {
   // Blocks for the current step only; test() posts the next one.
   while (!test()) {
-    const int rc = PMPI_Waitall(2, reqs_, MPI_STATUSES_IGNORE);
+    const int rc = PMPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) fail(rc);
   }
 }

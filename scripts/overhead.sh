@@ -26,8 +26,8 @@ declare -A runs=(
   [1-without]=""
   [2-disabled]="-x LD_PRELOAD=$lib -x PAPSHIM_DISABLE=1"
   [3-inline]="-x LD_PRELOAD=$lib -x PAPSHIM_HELPER_THREAD=0"
-  [4-helper]="-x LD_PRELOAD=$lib"
-  [5-multiple-only]="-x LD_PRELOAD=$lib -x PAPSHIM_PREDICTOR=off"
+  [4-default]="-x LD_PRELOAD=$lib"
+  [5-helper]="-x LD_PRELOAD=$lib -x PAPSHIM_HELPER_THREAD=1"
 )
 declare -A col1 col2 col3
 source scripts/progress.sh

@@ -137,18 +137,25 @@ long helper_pause_ns(const Runtime& rt) {
 // The stall notice names the call site by its report key.
 std::string describe_site(const void* site) { return callsite_key(*static_cast<const CallSite*>(site)); }
 
-// The helper thread runs where MPI granted MPI_THREAD_MULTIPLE; otherwise the
+// The helper thread runs where it is wanted (PAPSHIM_HELPER_THREAD, see
+// helper_wanted) and MPI granted MPI_THREAD_MULTIPLE; otherwise the
 // predictor runs inline on the application thread (said once, in the log
-// and the report).
+// and the report), with a thread of its own for PAPSHIM_STALL_SECONDS that
+// never calls MPI.
 void start_helper(Runtime& rt) {
   if (!rt.active || rt.cfg.predictor == PredictorMode::Off) {
     rt.thread_mode = "off";
     return;
   }
-  if (!rt.cfg.helper_thread) {
+  if (rt.cfg.helper_thread == 0) {
     rt.thread_mode = "inline (PAPSHIM_HELPER_THREAD=0)";
+  } else if (rt.cfg.helper_thread < 0 && rt.world_size <= kDirectMaxRanks) {
+    rt.thread_mode = fmt::format("inline (PAPSHIM_HELPER_THREAD=auto: {} ranks exchange predictions directly)",
+                                 rt.world_size);
   } else if (rt.thread_level < MPI_THREAD_MULTIPLE) {
-    rt.thread_mode = "inline (MPI did not grant MPI_THREAD_MULTIPLE)";
+    rt.thread_mode = rt.asked_multiple ? "inline (MPI did not grant MPI_THREAD_MULTIPLE)"
+                                       : "inline (the job's size was not known before MPI_Init, and papshim kept "
+                                         "the application's thread level)";
     if (rt.world_rank == 0 && rt.asked_multiple)
       log().warn("the predictor runs inline: MPI did not grant MPI_THREAD_MULTIPLE");
   } else if (const long pause = helper_pause_ns(rt); HelperThread::instance().start(precompute_selection, pause)) {
@@ -158,17 +165,22 @@ void start_helper(Runtime& rt) {
   } else {
     rt.thread_mode = "inline (the helper thread could not start)";
   }
+  if (rt.cfg.stall_seconds > 0 && HelperThread::instance().start_watch_only())
+    rt.thread_mode += "; a watch thread for PAPSHIM_STALL_SECONDS";
   log().info("predictor mode: {}", rt.thread_mode);
 }
 
 }  // namespace
 
 namespace {
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
 bool env_flag(const char* name, bool def) {
   const char* v = std::getenv(name);
   if (!v) return def;
-  std::string s(v);
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string s = lower(v);
   if (s == "1" || s == "yes" || s == "true" || s == "on") return true;
   if (s == "0" || s == "no" || s == "false" || s == "off" || s.empty()) return false;
   return def;
@@ -191,10 +203,27 @@ void forget_in_child() {
 }
 }  // namespace
 
-int thread_level_to_request(int required) {
-  if (env_flag("PAPSHIM_DISABLE", false) || !env_flag("PAPSHIM_HELPER_THREAD", true)) return required;
-  return MPI_THREAD_MULTIPLE;
+int launcher_world_size() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) continue;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (*end == '\0' && n > 0 && n <= INT_MAX) return static_cast<int>(n);
+  }
+  return 0;
 }
+
+bool helper_wanted() {
+  if (env_flag("PAPSHIM_DISABLE", false)) return false;
+  if (const char* p = std::getenv("PAPSHIM_PREDICTOR"); p && lower(p) == "off") return false;
+  const char* h = std::getenv("PAPSHIM_HELPER_THREAD");
+  if (h && lower(h) != "auto") return env_flag("PAPSHIM_HELPER_THREAD", true);
+  const int n = launcher_world_size();
+  return n == 0 || n > kDirectMaxRanks;
+}
+
+int thread_level_to_request(int required) { return helper_wanted() ? MPI_THREAD_MULTIPLE : required; }
 
 int thread_level_to_report(int required, int granted) { return std::min(required, granted); }
 

@@ -28,10 +28,21 @@ struct Runtime {
   int ranks_here = 1;                    // ranks of the job on this machine
 };
 
-// Thread level to ask MPI for, given the application's request: the shim
-// asks for MPI_THREAD_MULTIPLE (for its helper thread) unless
-// PAPSHIM_DISABLE=1 or PAPSHIM_HELPER_THREAD=0 (read here leniently; the
-// full check of both comes after initialisation).
+// The job's size as its launcher announces it in the environment
+// (OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS, first found); 0 when none
+// does.
+int launcher_world_size();
+// Whether papshim wants its helper thread, read from the environment before
+// MPI is initialised (leniently; the full check of every value comes after
+// initialisation): never with PAPSHIM_DISABLE=1, PAPSHIM_PREDICTOR=off or
+// PAPSHIM_HELPER_THREAD=0; always with PAPSHIM_HELPER_THREAD=1; with auto
+// (the default) unless the launcher announces at most kDirectMaxRanks
+// ranks, whose prediction rounds exchange directly and so need nobody to
+// relay them while ranks compute (predictor/round_exchange.h).
+bool helper_wanted();
+// Thread level to ask MPI for, given the application's request:
+// MPI_THREAD_MULTIPLE when the helper thread is wanted, else the
+// application's own.
 int thread_level_to_request(int required);
 // What the application is told: the level it would have had without the
 // shim (never more than it asked for, never more than MPI granted).

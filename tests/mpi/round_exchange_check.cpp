@@ -1,11 +1,13 @@
 // The prediction rounds' allgather (predictor/round_exchange.h) alone, on
 // communicators of every size from 1 to the job's (the first n ranks of
-// MPI_COMM_WORLD): several consecutive rounds of rank- and round-dependent
-// blocks, some ranks advancing only with test() while the others wait(),
-// ranks starting late in turn, and point-to-point traffic with the highest
-// tag left to schedules in flight during every round.  Checks every block,
-// that each rank sent exactly ceil(log2 n) messages per round, and that no
-// message is left over.  Prints one line per failure and "round_exchange_check
+// MPI_COMM_WORLD), once in Bruck's steps at every size and once with the
+// direct exchange up to its limit: several consecutive rounds of rank- and
+// round-dependent blocks, some ranks advancing only with test() while the
+// others wait(), ranks starting late in turn, and point-to-point traffic
+// with the highest tag left to schedules in flight during every round.
+// Checks every block, that each rank sent exactly the round's number of
+// messages (n - 1 direct, else ceil(log2 n)), and that no message is left
+// over.  Prints one line per failure and "round_exchange_check
 // OK" on rank 0; exits 1 on any failure.
 //   round_exchange_check [rounds]
 #include <mpi.h>
@@ -73,7 +75,8 @@ int one_round(RoundExchange& x, MPI_Comm comm, int n, int rank, int round, int t
   return failures;
 }
 
-int check_size(int n, int world_rank, int rounds) {
+// direct_max: 0 for Bruck's steps at every size, else the library's limit.
+int check_size(int n, int world_rank, int rounds, int direct_max) {
   MPI_Comm comm;
   MPI_Comm_split(MPI_COMM_WORLD, world_rank < n ? 0 : MPI_UNDEFINED, world_rank, &comm);
   if (comm == MPI_COMM_NULL) return 0;
@@ -83,18 +86,24 @@ int check_size(int n, int world_rank, int rounds) {
   const int tag_top = has_ub ? *ub : 32767;
   int failures = 0;
   {
-    RoundExchange x(comm, n, world_rank, kWords, tag_top);
-    if (RoundExchange::steps(n) != ceil_log2(n)) {
-      std::printf("n=%d: steps %d, expected %d\n", n, RoundExchange::steps(n), ceil_log2(n));
+    RoundExchange x(comm, n, world_rank, kWords, tag_top, direct_max);
+    const bool direct = n > 1 && n <= direct_max;
+    const int want_steps = direct ? 1 : ceil_log2(n);
+    const int want_messages = direct ? n - 1 : ceil_log2(n);
+    if (x.direct() != direct || RoundExchange::steps(n, direct_max) != want_steps ||
+        RoundExchange::messages_per_round(n, direct_max) != want_messages) {
+      std::printf("n=%d direct_max=%d: direct %d steps %d messages %d, expected %d %d %d\n", n, direct_max,
+                  x.direct(), RoundExchange::steps(n, direct_max), RoundExchange::messages_per_round(n, direct_max),
+                  direct, want_steps, want_messages);
       ++failures;
     }
     for (int round = 0; round < rounds; ++round) {
       const auto before = x.messages_sent();
       failures += one_round(x, comm, n, world_rank, round, tag_top);
       const auto sent = x.messages_sent() - before;
-      if (sent != static_cast<unsigned>(ceil_log2(n))) {
+      if (sent != static_cast<unsigned>(want_messages)) {
         std::printf("n=%d rank %d round %d: sent %llu messages, expected %d\n", n, world_rank, round,
-                    static_cast<unsigned long long>(sent), ceil_log2(n));
+                    static_cast<unsigned long long>(sent), want_messages);
         ++failures;
       }
     }
@@ -119,12 +128,13 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 6;
   int failures = 0;
-  for (int n = 1; n <= size; ++n) failures += check_size(n, rank, rounds);
+  for (int direct_max : {0, papshim::kDirectMaxRanks})
+    for (int n = 1; n <= size; ++n) failures += check_size(n, rank, rounds, direct_max);
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) {
     if (total == 0)
-      std::printf("round_exchange_check OK: sizes 1..%d, %d rounds each\n", size, rounds);
+      std::printf("round_exchange_check OK: sizes 1..%d, Bruck and direct, %d rounds each\n", size, rounds);
     else
       std::printf("round_exchange_check: %d failures\n", total);
   }

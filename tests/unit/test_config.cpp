@@ -146,7 +146,7 @@ TEST(Config, DefaultConstructedHoldsTheDeclaredDefaults) {
   EXPECT_TRUE(p.log_dir.empty());
   EXPECT_EQ(p.clv_segments, 0);
   EXPECT_TRUE(p.timeline.empty());
-  EXPECT_TRUE(p.helper_thread);
+  EXPECT_EQ(p.helper_thread, -1);  // auto
   EXPECT_EQ(p.min_bytes, 16384);
   EXPECT_FALSE(p.reproducible);
   EXPECT_FALSE(p.help);
@@ -180,7 +180,7 @@ TEST(Config, EachParameterSetsItsField) {
   EXPECT_EQ(c.clv_segments, 12);
   EXPECT_EQ(c.tree_segsize, 4096);
   EXPECT_EQ(c.timeline, "t.json");
-  EXPECT_FALSE(c.helper_thread);
+  EXPECT_EQ(c.helper_thread, 0);
   EXPECT_EQ(c.min_bytes, 0);
   EXPECT_TRUE(c.reproducible);
   EXPECT_TRUE(c.help);
