@@ -1,8 +1,9 @@
 #include "predictor/round_exchange.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <limits>
 
 #include "config/log.h"
 
@@ -37,7 +38,6 @@ RoundExchange::RoundExchange(MPI_Comm comm, int size, int rank, int block_words,
 void RoundExchange::start(const void* mine, void* out) {
   if (active_) wait();  // a caller's bug; waiting keeps the buffers safe
   out_ = out;
-  failed_ = false;
   step_ = 0;
   std::memcpy(work_.data(), mine, static_cast<std::size_t>(words_) * sizeof(double));
   active_ = true;
@@ -60,17 +60,9 @@ void RoundExchange::post_step() {
   const int tag = tag_top_ - step_;
   double* recv_at = work_.data() + static_cast<std::size_t>(dist) * static_cast<std::size_t>(words_);
   int rc = PMPI_Irecv(recv_at, n, MPI_DOUBLE, from, tag, comm_, &reqs_[0]);
-  if (rc != MPI_SUCCESS) {
-    reqs_[0] = MPI_REQUEST_NULL;
-    fail(rc);
-    return;
-  }
+  if (rc != MPI_SUCCESS) fail(rc);
   rc = PMPI_Isend(work_.data(), n, MPI_DOUBLE, to, tag, comm_, &reqs_[1]);
-  if (rc != MPI_SUCCESS) {
-    reqs_[1] = MPI_REQUEST_NULL;
-    fail(rc);  // cancels the receive just posted
-    return;
-  }
+  if (rc != MPI_SUCCESS) fail(rc);
   ++messages_sent_;
 }
 
@@ -82,22 +74,14 @@ void RoundExchange::post_direct() {
   const int peers = size_ - 1;
   for (int i = 1; i <= peers; ++i) {
     double* at = work_.data() + static_cast<std::size_t>(i) * static_cast<std::size_t>(words_);
-    const int rc = PMPI_Irecv(at, words_, MPI_DOUBLE, (rank_ + i) % size_, tag_top_, comm_,
-                                 &reqs_[static_cast<std::size_t>(i - 1)]);
-    if (rc != MPI_SUCCESS) {
-      reqs_[static_cast<std::size_t>(i - 1)] = MPI_REQUEST_NULL;
-      fail(rc);
-      return;
-    }
+    MPI_Request& r = reqs_[static_cast<std::size_t>(i - 1)];
+    const int rc = PMPI_Irecv(at, words_, MPI_DOUBLE, (rank_ + i) % size_, tag_top_, comm_, &r);
+    if (rc != MPI_SUCCESS) fail(rc);
   }
   for (int i = 1; i <= peers; ++i) {
     MPI_Request& r = reqs_[static_cast<std::size_t>(peers + i - 1)];
     const int rc = PMPI_Isend(work_.data(), words_, MPI_DOUBLE, (rank_ - i + size_) % size_, tag_top_, comm_, &r);
-    if (rc != MPI_SUCCESS) {
-      r = MPI_REQUEST_NULL;
-      fail(rc);  // cancels the receives; the sends already posted complete
-      return;
-    }
+    if (rc != MPI_SUCCESS) fail(rc);
     ++messages_sent_;
   }
 }
@@ -108,12 +92,11 @@ bool RoundExchange::all_null() const {
 
 void RoundExchange::advance() {
   if (!all_null()) return;  // not all completed
-  if (!failed_ && ++step_ < nsteps_) {
+  if (++step_ < nsteps_) {
     post_step();
     return;
   }
   active_ = false;
-  if (failed_) return;  // fail() wrote the output
   const std::size_t block = static_cast<std::size_t>(words_) * sizeof(double);
   auto* out = static_cast<unsigned char*>(out_);
   for (int i = 0; i < size_; ++i) {
@@ -123,34 +106,23 @@ void RoundExchange::advance() {
 }
 
 void RoundExchange::fail(int rc) {
-  if (!failed_)
-    log().warn("a prediction round failed (MPI error {}); its call runs without a prediction", rc);
-  failed_ = true;
-  // A cancelled receive completes when tested or waited for.
-  const std::size_t receives = direct_ ? static_cast<std::size_t>(size_ - 1) : 1;
-  for (std::size_t i = 0; i < receives; ++i)
-    if (reqs_[i] != MPI_REQUEST_NULL) PMPI_Cancel(&reqs_[i]);
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  auto* out = static_cast<unsigned char*>(out_);
-  for (std::size_t i = 0; i < work_.size(); ++i) std::memcpy(out + i * sizeof(double), &nan, sizeof nan);
-}
-
-bool RoundExchange::test_each() {
-  for (MPI_Request& r : reqs_) {
-    int done = 0;
-    if (r != MPI_REQUEST_NULL) PMPI_Test(&r, &done, MPI_STATUS_IGNORE);  // frees it once complete
-  }
-  return all_null();
+  char text[MPI_MAX_ERROR_STRING] = {0};
+  int len = 0;
+  if (PMPI_Error_string(rc, text, &len) != MPI_SUCCESS) std::snprintf(text, sizeof text, "error code %d", rc);
+  user_error(fmt::format("a prediction round on a communicator of {} ranks failed on this rank (MPI: {}); its "
+                         "ranks can no longer be sure to run the same schedule at their next call, so the job "
+                         "stops here rather than risk a hang or a wrong result (PAPSHIM_PREDICTOR=off runs "
+                         "without prediction rounds)",
+                         size_, text));
+  PMPI_Abort(comm_, rc == MPI_SUCCESS ? 1 : rc);
+  std::_Exit(EXIT_FAILURE);  // PMPI_Abort does not return
 }
 
 bool RoundExchange::test() {
   while (active_) {
     int done = 0;
     const int rc = PMPI_Testall(static_cast<int>(reqs_.size()), reqs_.data(), &done, MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS) {
-      fail(rc);
-      done = test_each();  // whatever completed in error is freed; the rest stays
-    }
+    if (rc != MPI_SUCCESS) fail(rc);
     if (!done) return false;
     advance();
   }

@@ -44,10 +44,11 @@
 // n-th message: round n's.
 //
 // Errors.  A step that cannot be posted, or a completion that reports an
-// error, ends the round failed: its receives still posted are cancelled, the
-// requests already posted are completed (test() or wait() drain them: no
-// request outlives the round, so none can touch the buffers afterwards) and
-// the output holds NaN everywhere.
+// error, stops the job (PMPI_Abort on the communicator) with a message
+// naming the MPI error.  A round that failed on one rank only would leave
+// that rank without the arrival vector its peers have, or its peers waiting
+// for its message: the ranks could run different schedules, a hang or a
+// wrong result, which papshim never risks.
 #pragma once
 
 #include <mpi.h>
@@ -86,8 +87,6 @@ class RoundExchange {
   void wait();
   bool active() const { return active_; }
   int step() const { return step_; }  // the step in progress (steps() when done)
-  // The last round ended in an MPI error (its output is NaN).
-  bool failed() const { return failed_; }
   bool direct() const { return direct_; }
   // Messages this rank has sent in rounds so far (messages_per_round each).
   std::uint64_t messages_sent() const { return messages_sent_; }
@@ -102,8 +101,7 @@ class RoundExchange {
   void post_direct();
   bool all_null() const;
   void advance();  // the current step's requests have completed
-  void fail(int rc);
-  bool test_each();  // after an error: true when no request is left
+  [[noreturn]] void fail(int rc);  // stops the job
 
   MPI_Comm comm_;
   int size_, rank_, words_, tag_top_;
@@ -113,7 +111,6 @@ class RoundExchange {
   void* out_ = nullptr;
   int step_ = 0;
   bool active_ = false;
-  bool failed_ = false;
   // The step's requests: receives first, then sends (Bruck: one of each;
   // direct: P - 1 of each).
   std::vector<MPI_Request> reqs_;

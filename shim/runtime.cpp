@@ -154,8 +154,8 @@ void start_helper(Runtime& rt) {
                                  rt.world_size);
   } else if (rt.thread_level < MPI_THREAD_MULTIPLE) {
     rt.thread_mode = rt.asked_multiple ? "inline (MPI did not grant MPI_THREAD_MULTIPLE)"
-                                       : "inline (the job's size was not known before MPI_Init, and papshim kept "
-                                         "the application's thread level)";
+                                       : "inline (the launcher announced at most 16 ranks, so papshim kept the "
+                                         "application's thread level)";
     if (rt.world_rank == 0 && rt.asked_multiple)
       log().warn("the predictor runs inline: MPI did not grant MPI_THREAD_MULTIPLE");
   } else if (const long pause = helper_pause_ns(rt); HelperThread::instance().start(precompute_selection, pause)) {
