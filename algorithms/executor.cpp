@@ -30,9 +30,11 @@
 // send to its peer does.  So a completion marks its segment for a rescan
 // and wakes its successor to the same peer; a rescan tries the segment's
 // open steps in program order and stops at the first write that cannot
-// start (every later step of the segment waits for that write).  Then the
-// loop blocks in PMPI_Waitsome on the requests in flight only, kept in a
-// compact array.  A call's CPU cost so grows with its steps times the steps
+// start (every later step of the segment waits for that write).  Marked
+// segments and woken sends are taken smallest program position first, so
+// steps are posted in the order the schedule lists them, as a scan of the
+// whole program would.  Then the loop blocks in PMPI_Waitsome on the
+// requests in flight only, kept in a compact array.  A call's CPU cost so grows with its steps times the steps
 // of a segment, not with the square of its steps (Sparbit at P = 4096 has
 // 8190 steps per rank).
 //
@@ -66,8 +68,10 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <new>
+#include <utility>
 #include <vector>
 
 namespace papshim {
@@ -345,8 +349,7 @@ class Execution {
     std::vector<std::size_t> fill(seg_open_);
     for (std::size_t i = 0; i < n; ++i) seg_steps_[fill[static_cast<std::size_t>(steps_[i].seg)]++] = i;
     seg_marked_.assign(nseg, 0);
-    marked_.clear();
-    woken_.clear();
+    todo_.clear();
     active_.clear();
     active_step_.clear();
     remaining_ = n;
@@ -359,14 +362,25 @@ class Execution {
     (steps_[i].op == StepOp::Send ? sends_done_ : writes_done_)[seg]++;
     --remaining_;
     mark(seg);
-    if (run_[i].next_send_same_peer >= 0) woken_.push_back(static_cast<std::size_t>(run_[i].next_send_same_peer));
+    if (run_[i].next_send_same_peer >= 0) {
+      const auto next = static_cast<std::size_t>(run_[i].next_send_same_peer);
+      push(next, 2 * next + 1);
+    }
   }
 
-  // The segment's counters changed: rescan it.
+  // To do: (program position, 2 x segment) rescans a segment, (position,
+  // 2 x step + 1) tries a woken send; a min-heap on the position.
+  void push(std::size_t position, std::size_t code) {
+    todo_.emplace_back(position, code);
+    std::push_heap(todo_.begin(), todo_.end(), std::greater<>());
+  }
+
+  // The segment's counters changed: rescan it, at the position of its first
+  // open step.
   void mark(std::size_t seg) {
-    if (seg_marked_[seg]) return;
+    if (seg_marked_[seg] || seg_open_[seg] == seg_first_[seg + 1]) return;
     seg_marked_[seg] = 1;
-    marked_.push_back(seg);
+    push(seg_steps_[seg_open_[seg]], 2 * seg);
   }
 
   // A request in flight for step i.
@@ -428,17 +442,17 @@ class Execution {
   // Starts what the completions since the last call made startable, and what
   // that in turn makes startable, until nothing moves.
   void start_ready_steps() {
-    while (!marked_.empty() || !woken_.empty()) {
-      if (!woken_.empty()) {
-        const std::size_t i = woken_.back();
-        woken_.pop_back();
+    while (!todo_.empty()) {
+      std::pop_heap(todo_.begin(), todo_.end(), std::greater<>());
+      const std::size_t code = todo_.back().second;
+      todo_.pop_back();
+      if (code % 2 == 1) {
+        const std::size_t i = code / 2;
         if (run_[i].state == State::Waiting) try_start(i);
-        continue;
+      } else {
+        seg_marked_[code / 2] = 0;
+        scan(code / 2);
       }
-      const std::size_t seg = marked_.back();
-      marked_.pop_back();
-      seg_marked_[seg] = 0;
-      scan(seg);
     }
   }
 
@@ -547,9 +561,8 @@ class Execution {
   std::vector<std::size_t> seg_first_;  // segment g's steps: seg_steps_[seg_first_[g] .. seg_first_[g + 1])
   std::vector<std::size_t> seg_steps_;
   std::vector<std::size_t> seg_open_;   // per segment: where its first step not done may be
-  std::vector<char> seg_marked_;        // per segment: in marked_
-  std::vector<std::size_t> marked_;     // segments to rescan
-  std::vector<std::size_t> woken_;      // sends whose previous send to the same peer completed
+  std::vector<char> seg_marked_;        // per segment: a rescan is in todo_
+  std::vector<std::pair<std::size_t, std::size_t>> todo_;  // rescans and woken sends (push())
   std::vector<MPI_Request> active_;     // requests in flight ...
   std::vector<std::size_t> active_step_;  // ... and their steps
   std::vector<int> done_idx_;

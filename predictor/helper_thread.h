@@ -1,5 +1,9 @@
 // The helper thread: one per process, started at MPI_Init behind a
-// ready/failed handshake when MPI granted MPI_THREAD_MULTIPLE.
+// ready/failed handshake when it is wanted (PAPSHIM_HELPER_THREAD; by
+// default above 16 ranks, whose rounds need relays: shim/runtime.h
+// helper_wanted) and MPI granted MPI_THREAD_MULTIPLE.  Where the predictor
+// runs inline, the same thread may run for PAPSHIM_STALL_SECONDS alone
+// (start_watch_only): it then watches no rounds and never calls MPI.
 //
 // Works as follows.  The application thread pushes an event into a
 // single-producer lock-free queue whenever it opens a prediction round (at a
