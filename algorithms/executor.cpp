@@ -34,9 +34,9 @@
 // segments and woken sends are taken smallest program position first, so
 // steps are posted in the order the schedule lists them, as a scan of the
 // whole program would.  Then the loop blocks in PMPI_Waitsome on the
-// requests in flight only, kept in a compact array.  A call's CPU cost so grows with its steps times the steps
-// of a segment, not with the square of its steps (Sparbit at P = 4096 has
-// 8190 steps per rank).
+// requests in flight only, kept in a compact array.  A call's CPU cost so
+// grows with its steps times the steps of a segment, not with the square
+// of its steps (Sparbit at P = 4096 has 8190 steps per rank).
 //
 // Allgather chunks.  The ranks of an allgather may use different receive
 // types with the same type signature, so a chunk of a block cannot be cut
