@@ -4,11 +4,18 @@
 # Every emulated host is a network namespace with one veth link into a
 # bridge in the root namespace.  Both directions of every link are shaped
 # with tbf (and optionally delayed with netem), so Open MPI's TCP BTL sees
-# roughly what it would see on a switched 1 Gbit/s Ethernet.
+# roughly what it would see on a switched Ethernet.
 #
-#   cluster.sh up N [RATE] [LATENCY]   create/reconfigure N hosts
+# Two profiles name the regimes papshim is measured in (RATE may be either):
+#   network  100 Mbit/s links: the links, not this machine's cores, limit a
+#            collective (time dilation: ratios as on a real cluster)
+#   cpu      1 Gbit/s links: on a few cores the cores limit it
+#
+#   cluster.sh up N [RATE|PROFILE] [LATENCY]   create/reconfigure N hosts
 #   cluster.sh down                    remove everything `up` created
 #   cluster.sh status                  hosts, addresses, qdiscs
+#   cluster.sh check [BYTES]           measure which regime the hosts are in
+#   cluster.sh regime                  one line naming it (for benchmarks)
 #   cluster.sh run [-n NP] [--per-host K] [-x VAR[=VAL]]... -- cmd args...
 #
 # Exit codes: 0 ok, 1 failure, 2 usage error, 77 not available on this
@@ -30,6 +37,9 @@ STATE=${PAPSHIM_CLUSTER_STATE:-/run/papshim-cluster-$PREFIX}
 BRIDGE="$PREFIX-br"
 FIRST_HOST_OCTET=10          # host i gets <net>.(10+i); the bridge gets <net>.1
 MAX_HOSTS=240
+NETWORK_RATE=100mbit         # the profiles (see the header)
+CPU_RATE=1gbit
+readonly EX_CPU_BOUND=4      # check: the hosts are not network-bound
 
 check_prefix() {
   # interface names are limited to 15 characters ("<prefix>-probe-p")
@@ -37,7 +47,7 @@ check_prefix() {
 }
 
 die()   { echo "$PROG: $*" >&2; exit 1; }
-usage_error() { echo "$PROG: $*" >&2; echo "usage: $PROG up N [RATE] [LATENCY] | down | status | run [options] -- cmd args..." >&2; exit $EX_USAGE; }
+usage_error() { echo "$PROG: $*" >&2; echo "usage: $PROG up N [RATE|network|cpu] [LATENCY] | down | status | check [BYTES] | regime | run [options] -- cmd args..." >&2; exit $EX_USAGE; }
 unavailable() { echo "$PROG: not available here: $*" >&2; exit $EX_UNAVAILABLE; }
 note()  { [[ ${QUIET:-0} == 1 ]] || echo "$PROG: $*" >&2; }
 
@@ -45,12 +55,24 @@ usage() {
   cat <<EOF
 usage: $PROG <command> [args]
 
-  up N [RATE] [LATENCY]  create (or reconfigure to) N emulated hosts whose links
+  up N [RATE|PROFILE] [LATENCY]
+                         create (or reconfigure to) N emulated hosts whose links
                          are shaped to RATE (tc syntax, default 1gbit) in each
                          direction, plus LATENCY one-way delay per host-to-host
-                         hop (tc time syntax, default 0 = none; needs netem)
+                         hop (tc time syntax, default 0 = none; needs netem).
+                         PROFILE: 'network' (100mbit: the links limit a
+                         collective) or 'cpu' (1gbit: this machine's cores do)
   down                   remove every namespace, link, bridge and file 'up' made
   status                 show hosts, addresses and qdiscs
+  check [BYTES]          measure with build/bench/netcheck (one rank per host,
+                         BYTES default 1 MiB at 100mbit and below, else 4 MiB):
+                         one pair's transfer against BYTES/RATE, every host
+                         sending to a neighbour at once against one pair, the
+                         library's allreduce against its bandwidth term, TCP
+                         retransmits per host; prints the regime and keeps it
+                         for 'regime' (exit 0 network-bound, 4 CPU-bound)
+  regime                 one line: the regime the last check measured for this
+                         configuration, or the profile's, marked unchecked
   run [-n NP] [--per-host K] [-x VAR[=VAL]]... [--mca KEY VAL]...
       [--timeout SEC] [--] cmd args...
                          start cmd with mpirun across the hosts: K ranks per host
@@ -287,6 +309,10 @@ cmd_up() {
   local n=$1
   RATE=${2:-1gbit}
   LATENCY=${3:-0ms}
+  case ${RATE,,} in
+    network) RATE=$NETWORK_RATE ;;
+    cpu) RATE=$CPU_RATE ;;
+  esac
   if ! [[ $n =~ ^[0-9]+$ ]] || (( 10#$n < 1 || 10#$n > MAX_HOSTS )); then
     usage_error "N must be an integer 1..$MAX_HOSTS (got '$n')"
   fi
@@ -328,6 +354,7 @@ cmd_up() {
   printf 'N=%s\nRATE=%s\nLATENCY=%s\nSUBNET=%s\nPREFIX=%s\nBURST=%s\nQUEUE=%s\n' \
     "$n" "$RATE" "$LATENCY" "$SUBNET" "$PREFIX" "$BURST" "$QLIMIT" >"$STATE/config.tmp"
   mv -f -- "$STATE/config.tmp" "$STATE/config"
+  rm -f -- "$STATE/regime"
 
   # bridge (the "switch") with the address mpirun uses in the root namespace
   if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
@@ -470,6 +497,77 @@ cmd_status() {
   return $mismatch
 }
 
+# --- check and regime --------------------------------------------------------
+
+# retransmitted TCP segments of namespace $1 (its /proc/net/snmp)
+retrans_of() {
+  ip netns exec "$1" awk '$1 == "Tcp:" { if (!h) { for (i = 1; i <= NF; i++) if ($i == "RetransSegs") c = i; h = 1 } else print $c }' /proc/net/snmp
+}
+
+# The regime a rate is meant for, before any check.
+profile_of() {
+  case ${1,,} in
+    "$NETWORK_RATE") echo "network-bound profile" ;;
+    "$CPU_RATE") echo "CPU-bound profile" ;;
+    *) echo "custom rate" ;;
+  esac
+}
+
+cmd_check() {
+  [[ $# -le 1 ]] || usage_error "check takes at most BYTES"
+  require_tools
+  read_config || die "cluster is not up (no $STATE/config); run '$PROG up N network' first"
+  (( CFG_N >= 2 )) || die "check needs at least 2 hosts (the cluster has $CFG_N)"
+  local prog=${PAPSHIM_NETCHECK:-$SCRIPT_DIR/../build/bench/netcheck}
+  [[ -x $prog ]] || die "$prog not found: build it with scripts/build.sh (or set PAPSHIM_NETCHECK)"
+  local rate_bytes bytes
+  rate_bytes=$(rate_to_bytes "$CFG_RATE")
+  bytes=${1:-$(( rate_bytes <= 12500000 ? 1048576 : 4194304 ))}
+  [[ $bytes =~ ^[0-9]+$ ]] && (( bytes >= 65536 )) || usage_error "BYTES must be a whole number of bytes >= 65536 (got '$bytes')"
+  local i before=() after=() line
+  for ((i = 0; i < CFG_N; i++)); do before+=("$(retrans_of "$(ns_name "$i")")"); done
+  line=$("${BASH_SOURCE[0]}" run -- "$prog" "$bytes" 7 | grep '^netcheck ') || die "netcheck failed on the cluster"
+  for ((i = 0; i < CFG_N; i++)); do after+=("$(retrans_of "$(ns_name "$i")")"); done
+  local retrans="" total=0 d
+  for ((i = 0; i < CFG_N; i++)); do
+    d=$(( after[i] - before[i] )); total=$(( total + d )); retrans+=" $d"
+  done
+  local verdict
+  verdict=$(awk -v line="$line" -v rate="$rate_bytes" -v n="$CFG_N" -v r="$CFG_RATE" '
+    BEGIN {
+      k = split(line, f, " ")
+      for (i = 2; i <= k; i++) { split(f[i], kv, "="); v[kv[1]] = kv[2] }
+      wire = 1e3 * v["bytes"] / rate
+      pair = v["pair_ms"] / wire; ring = v["ring_ms"] / v["pair_ms"]
+      bw = 2 * (n - 1) / n * wire
+      printf "one transfer of %d bytes: %.1f ms, %.2f x bytes/rate (%.1f ms)\n", v["bytes"], v["pair_ms"], pair, wire
+      printf "two hosts exchanging at once: %.1f ms; all %d hosts sending to a neighbour at once: %.1f ms, %.2f x one pair\n", v["exchange_ms"], n, v["ring_ms"], ring
+      printf "the library'\''s balanced MPI_Allreduce: %.1f ms, %.2f x its bandwidth term 2(P-1)/P x bytes/rate (%.1f ms)\n", v["allreduce_ms"], v["allreduce_ms"] / bw, bw
+      bound = (pair <= 1.10 && ring <= 1.10) ? "network-bound" : "CPU-bound"
+      printf "REGIME %s (checked: one transfer %.2f x bytes/rate, %d hosts at once %.2f x one pair): %d emulated hosts at %s\n", bound, pair, n, ring, n, r
+    }')
+  echo "$verdict" | grep -v '^REGIME '
+  echo "TCP segments retransmitted per host during the check:$retrans ($total in all)"
+  local regime
+  regime=$(sed -n 's/^REGIME //p' <<<"$verdict")
+  echo "regime: $regime"
+  echo "$regime" >"$STATE/regime"
+  [[ $regime == network-bound* ]] || return $EX_CPU_BOUND
+}
+
+cmd_regime() {
+  [[ $# -eq 0 ]] || usage_error "regime takes no arguments"
+  if ! read_config; then
+    echo "no emulated cluster (shared memory)"
+    return 0
+  fi
+  if [[ -s $STATE/regime ]]; then
+    cat "$STATE/regime"
+  else
+    echo "$(profile_of "$CFG_RATE"), unchecked ($PROG check measures it): $CFG_N emulated hosts at $CFG_RATE"
+  fi
+}
+
 # --- run ---------------------------------------------------------------------
 
 cmd_run() {
@@ -566,6 +664,8 @@ case $sub in
   down)   cmd_down "$@" ;;
   status) cmd_status "$@" ;;
   run)    cmd_run "$@" ;;
+  check)  cmd_check "$@" ;;
+  regime) cmd_regime "$@" ;;
   -h|--help|help) usage ;;
   *) usage_error "unknown command '$sub'" ;;
 esac

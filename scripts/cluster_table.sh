@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The seeds' regime in one table: 8 emulated hosts at 1 Gbit/s, 1 Mi floats,
-# one host (rank 3) late by DELAY ms (and, for reduce, a random host late by
+# The seeds' regime in one table: 8 emulated hosts of the profile
+# (scripts/profile.sh: PAPSHIM_CLUSTER_PROFILE=network, the default, is
+# 100 Mbit/s and 256 Ki floats; cpu is 1 Gbit/s and 1 Mi floats), one host
+# (rank 3) late by DELAY ms (and, for reduce, a random host late by
 # up to DELAY ms every iteration with the edge predictor: "rand-late"),
 # every algorithm of interest and auto against native, in rounds that interleave the algorithms.  Prints the
 # median over rounds of papbench's median average elapsed time, the ratio to
@@ -9,15 +11,20 @@
 # (one pair alone); "of machine" takes the transfer with every rank
 # sending at once instead (papbench's delta_all), what 8 emulated hosts on
 # a few cores can carry after the last arrival.
-#   scripts/cluster_table.sh [rounds] [delays_ms]     (default: 3 "0 50")
+# The regime, as measured by scripts/cluster.sh check, heads the table.
+#   scripts/cluster_table.sh [rounds] [delays_ms]     (default: 3 "0 LATE",
+#                                                     LATE 125 ms network, 50 cpu)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=${1:-3} delays=${2:-"0 50"}
+source scripts/profile.sh
+rounds=${1:-3} delays=${2:-"0 $PROFILE_LATE_MS"}
 out=results/cluster-table
 mkdir -p "$out"
 csv=$out/runs.csv
 rm -f "$csv"
-scripts/cluster.sh status >/dev/null 2>&1 || scripts/cluster.sh up 8
+profile_up 8
+regime=$(profile_regime)
+echo "regime: $regime"
 source scripts/progress.sh
 ndelays=$(wc -w <<<"$delays")
 progress_start $((rounds * ndelays * 15))
@@ -30,7 +37,7 @@ run() {  # op algorithm delay round [rand]
     mode=(--mode rand-late --edge) pred=(-x PAPSHIM_PREDICTOR=edge) label="$1 rand-late"
   fi
   scripts/cluster.sh run -x LD_PRELOAD="$PWD/build/libpapshim.so" -x "$var=$2" "${pred[@]}" -x PAPSHIM_REPORT=off -- \
-    "$PWD/build/bench/papbench" --op "$op" --count 1M "${mode[@]}" --delay-ms "$3" \
+    "$PWD/build/bench/papbench" --op "$op" --count "$PROFILE_FLOATS" "${mode[@]}" --delay-ms "$3" \
     --iters 12 --warmup 4 --base-ms 5 --progress 0 --csv "$csv" --label "$label/$2/$3/$4" >/dev/null 2>&1
 }
 for ((r = 0; r < rounds; r++)); do
@@ -42,6 +49,7 @@ for ((r = 0; r < rounds; r++)); do
   done
 done
 progress_end
+echo "regime: $regime; $PROFILE_FLOATS floats per rank"
 /usr/bin/python3 - "$csv" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))

@@ -8,10 +8,13 @@
 # results/demo-report-html/index.html).
 #
 # The regime: when this machine can make network namespaces (root, a kernel
-# with veth, bridge and tbf), 8 emulated hosts at 1 Gbit/s
-# (scripts/cluster.sh, taken down again at the end) and MPI_Allreduce of
-# 1 Mi floats with one host 50 ms late; otherwise 8 ranks on this machine's
-# shared memory and MPI_Reduce of 1 Mi floats with one rank 20 ms late.
+# with veth, bridge and tbf), 8 emulated hosts of the network-bound profile
+# (scripts/cluster.sh, 100 Mbit/s links, taken down again at the end;
+# PAPSHIM_CLUSTER_PROFILE=cpu for 1 Gbit/s, where the cores limit instead)
+# and MPI_Allreduce of 256 Ki floats with one host 125 ms (1.5 transfers)
+# late; the regime is measured first (scripts/cluster.sh check) and printed
+# with the times.  Otherwise 8 ranks on this machine's shared memory and
+# MPI_Reduce of 1 Mi floats with one rank 20 ms late.
 #   scripts/demo.sh [cluster|shared] [steps]
 # PAPSHIM_DEMO_REPS sets the runs per side (default 3).
 set -euo pipefail
@@ -23,6 +26,7 @@ case $regime in auto | cluster | shared) ;; *)
   exit 2 ;;
 esac
 [[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "demo.sh: PAPSHIM_DEMO_REPS must be a positive integer, not '$reps'" >&2; exit 2; }
+source scripts/profile.sh
 scripts/setup.sh
 scripts/build.sh >/dev/null
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -34,7 +38,7 @@ lib=$PWD/build/libpapshim.so demo=$PWD/build/bench/imbalanced_demo report=$PWD/r
 export PAPSHIM_CLUSTER_PREFIX=papd PAPSHIM_CLUSTER_SUBNET=10.213.79.0/24
 if [[ $regime != shared ]]; then
   trap 'scripts/cluster.sh down >/dev/null 2>&1 || true' EXIT
-  if scripts/cluster.sh up 8 1gbit >/dev/null 2>results/demo-cluster.err; then
+  if scripts/cluster.sh up 8 "$PROFILE" >/dev/null 2>results/demo-cluster.err; then
     regime=cluster
   elif [[ $regime == cluster ]]; then
     cat results/demo-cluster.err >&2
@@ -46,14 +50,17 @@ if [[ $regime != shared ]]; then
 fi
 
 if [[ $regime == cluster ]]; then
-  args=("${steps:-30}" 1048576 50 -1 allreduce)
-  echo "== regime: 8 emulated hosts at 1 Gbit/s, one rank each; MPI_Allreduce of 1 Mi floats, one host 50 ms late"
+  args=("${steps:-30}" "$PROFILE_FLOATS" "$PROFILE_LATE_MS" -1 allreduce)
+  echo "== measuring the emulated hosts (scripts/cluster.sh check)"
+  scripts/cluster.sh check | sed 's/^/   /' || true
+  regime_line="$(scripts/cluster.sh regime), one rank each; MPI_Allreduce of $PROFILE_FLOATS floats, one host $PROFILE_LATE_MS ms late"
   run() { scripts/cluster.sh run "$@" -- "$demo" "${args[@]}"; }
 else
   args=("${steps:-40}" 1048576 20 -1 reduce)
-  echo "== regime: 8 ranks on this machine (shared memory); MPI_Reduce of 1 Mi floats, one rank 20 ms late"
+  regime_line="shared memory: 8 ranks on this machine's cores; MPI_Reduce of 1 Mi floats, one rank 20 ms late"
   run() { mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np 8 "$@" "$demo" "${args[@]}"; }
 fi
+echo "== regime: $regime_line"
 echo "   (the late rank moves every 10 steps; $reps runs without and with papshim, alternating)"
 
 # ms per step from the program's line, which it prints after checking its results.
@@ -79,6 +86,7 @@ progress_end
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 m0=$(median "${without[@]}") m1=$(median "${with[@]}")
 echo
+echo "== regime: $regime_line"
 printf '== median time in the collective per step: without %.3f ms, with papshim %.3f ms: %.2f x (%s)\n' \
   "$m0" "$m1" "$(awk -v a="$m1" -v b="$m0" 'BEGIN {print a / b}')" \
   "$(awk -v a="$m1" -v b="$m0" 'BEGIN {print (a < b) ? "papshim faster" : "papshim not faster here"}')"

@@ -19,6 +19,7 @@ time left); with stdout not a terminal it prints only its notes and problems
 """
 import datetime
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -36,7 +37,9 @@ usage: scripts/sweep.py [--quick | --full] [--cluster] [options]
 presets (applied first; later options override them):
   --quick            8 ranks, 256Ki floats, one-late, 3 rounds (default)
   --full             8 ranks (2..8 for scaling), 1Mi floats, both modes, 3 rounds
-  --cluster          run through scripts/cluster.sh run (emulated hosts, 1 Gbit/s);
+  --cluster          run through scripts/cluster.sh run (emulated hosts, up already:
+                     scripts/cluster.sh up 8 network, or cpu); the regime that
+                     scripts/cluster.sh check measured is printed and kept in meta.json;
                      delays are then fewer multiples of the (much longer) transfer time
 
 what to run:
@@ -220,6 +223,7 @@ class Sweep:
     def __init__(self, s):
         self.s = s
         self.cluster = s["cluster"]
+        self.regime = "shared memory"
         self.cluster_sh = os.path.join(ROOT, "scripts/cluster.sh")
         self.ops = s["ops"].split()
         self.modes = s["modes"].split()
@@ -266,12 +270,23 @@ class Sweep:
                 hosts = m.group(1)
         if not hosts:
             die(f"--cluster: the emulated cluster is not up; start it with\n"
-                f"    scripts/cluster.sh up {max_np}        # {max_np} hosts, 1 Gbit/s links (see docs/cluster.md)\n"
+                f"    scripts/cluster.sh up {max_np} network   # {max_np} hosts, 100 Mbit/s links: network-bound\n"
+                f"    scripts/cluster.sh up {max_np} cpu       # or 1 Gbit/s: CPU-bound (see docs/cluster.md)\n"
                 "and run this sweep again (scripts/cluster.sh down removes it).")
         if int(hosts) < max_np:
             die(f"--cluster: {hosts} hosts are up but the sweep needs {max_np} (one rank per host); "
                 f"run scripts/cluster.sh up {max_np}")
-        note(f"emulated cluster: {hosts} hosts up")
+        regime = self.cluster_regime()
+        if "unchecked" in regime:
+            subprocess.run([self.cluster_sh, "check"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            regime = self.cluster_regime()
+        self.regime = "emulated cluster, " + regime
+        note(f"regime: {regime}")
+
+    def cluster_regime(self):
+        r = subprocess.run([self.cluster_sh, "regime"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True, check=False)
+        return r.stdout.strip()
 
     def launch(self, label, op, np, log, args):
         """Runs papbench with `args` on `np` processes, output appended to `log`; True on success."""
@@ -411,7 +426,7 @@ class Sweep:
         s = self.s
         lines = [
             ("preset", f'"{s["preset"]}"'),
-            ("regime", '"emulated cluster"' if self.cluster else '"shared memory"'),
+            ("regime", json.dumps(self.regime)),
             ("host", f'"{socket.gethostname()}"'),
             ("cores", str(os.cpu_count())),
             ("started", f'"{self.started}"'),
@@ -524,6 +539,7 @@ class Sweep:
         self.load_end = self.loadavg()
         self.write_meta()
         note(f"done in {self.duration} s: {self.out}/sweep.csv ({self.failed} failed launches)")
+        note(f"regime: {self.regime}")
         if os.path.exists(failures) and os.path.getsize(failures) > 0:
             note("problems:")
             with open(failures) as f:
