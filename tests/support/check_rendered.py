@@ -63,6 +63,28 @@ def check_errors(out):
             fail("%s: expected one line with '%s' and exit 2, got %d: %r" % (bad, want, r.returncode, r.stderr))
 
 
+def check_other_interpreter(report, out):
+    """A Python without matplotlib first (a venv here; pyenv or a module
+    Python in real life): the script falls back to /usr/bin/python3 once,
+    and without that fallback names the interpreter it tried."""
+    venv = os.path.join(out, "venv")
+    shutil.rmtree(venv, ignore_errors=True)
+    if subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv]).returncode != 0:
+        fail("cannot make a venv to stand for a Python without matplotlib")
+    python = os.path.join(venv, "bin", "python3")
+    if subprocess.run([python, "-c", "import matplotlib"], stderr=subprocess.DEVNULL).returncode == 0:
+        fail("the venv imports matplotlib: it cannot stand for a Python without it")
+    dest = os.path.join(out, "other-python")
+    r = subprocess.run([python, SCRIPT, report, "-o", dest], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0 or not os.path.exists(os.path.join(dest, "index.html")):
+        fail("from a Python without matplotlib: exit %d, %r" % (r.returncode, r.stderr))
+    env = dict(os.environ, PAPSHIM_REPORT_REEXEC="1")
+    r = subprocess.run([python, SCRIPT, report, "-o", dest], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, env=env)
+    if r.returncode != 2 or python not in r.stderr or "python3-matplotlib" not in r.stderr:
+        fail("without the fallback: expected exit 2 naming %s, got %d: %r" % (python, r.returncode, r.stderr))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--report", required=True)
@@ -109,6 +131,7 @@ def main():
         if "<table>" not in f.read():
             fail("the comparison page has no table")
     check_errors(a.out)
+    check_other_interpreter(a.report + ".json", a.out)
     print("check_rendered: %d figures, the page and the comparison hold; rank %d named latest"
           % (len(sites), a.late_rank))
 
