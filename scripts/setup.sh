@@ -4,7 +4,8 @@
 set -euo pipefail
 packages=(g++ gfortran cmake make pkg-config binutils iproute2 python3 python3-matplotlib
           libopenmpi-dev openmpi-bin libmpich-dev mpich libunwind-dev libspdlog-dev libboost-dev
-          libgtest-dev libbenchmark-dev slurmctld slurmd slurm-client)
+          libgtest-dev libbenchmark-dev slurmctld slurmd slurm-client
+          python3-torch python3-mpi4py python3-numpy dataset-fashion-mnist)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
