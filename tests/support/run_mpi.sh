@@ -11,7 +11,15 @@ while [[ $# -gt 0 && $1 != -- ]]; do envs+=("$1"); shift; done
 launcher=${MPIEXEC:-mpiexec}
 if "$launcher" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  args=(--oversubscribe --mca mpi_yield_when_idle 1 --mca btl self,vader -np "$np")
+  # A session directory of this run's own: Open MPI 4.1's mpiruns share
+  # /tmp/ompi.<host>.<uid>, and one that removes it while another creates
+  # it fails at start ("unable to create the desired directory").  Open MPI
+  # empties it at the end; empty ones an hour old are removed here.
+  sessions=${TMPDIR:-/tmp}/papshim-mpi-sessions
+  mkdir -p "$sessions"
+  find "$sessions" -mindepth 1 -maxdepth 1 -type d -empty -mmin +60 -delete 2>/dev/null || true
+  args=(--oversubscribe --mca mpi_yield_when_idle 1 --mca btl self,vader -np "$np"
+        --mca orte_tmpdir_base "$(mktemp -d "$sessions/run.XXXXXX")")
   for e in "${envs[@]}"; do args+=(-x "$e"); done
 else
   # MPICH 4.0.2 (Debian 12) crashes in MPI_Reduce with MPI_IN_PLACE at a
