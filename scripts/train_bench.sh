@@ -105,7 +105,9 @@ else
     fi
   fi
   if [[ $mode == cluster ]]; then
-    regime="network-bound: $np emulated hosts at ${rate/mbit/ Mbit/s} (scripts/cluster.sh, prefix ${PAPSHIM_CLUSTER_PREFIX:-papc}$( ((made_cluster)) && echo ", made for this run"))"
+    # The regime as measured (scripts/cluster.sh check), not as meant.
+    [[ $(scripts/cluster.sh regime) != *unchecked* ]] || scripts/cluster.sh check >/dev/null 2>&1 || true
+    regime="$(scripts/cluster.sh regime) (scripts/cluster.sh, prefix ${PAPSHIM_CLUSTER_PREFIX:-papc}$( ((made_cluster)) && echo ", made for this run"))"
   fi
 fi
 
