@@ -27,7 +27,7 @@ regime=$(profile_regime)
 echo "regime: $regime"
 source scripts/progress.sh
 ndelays=$(wc -w <<<"$delays")
-progress_start $((rounds * ndelays * 15))
+progress_start $((rounds * ndelays * 16))
 run() {  # op algorithm delay round [rand]
   progress_step "round $(($4 + 1)): $1 $2, delay $3 ms${5:+ ($5-late)}"
   local var=PAPSHIM_${1^^} op=$1 mode=(--mode one-late --late-rank 3) pred=() label=$1
@@ -45,7 +45,7 @@ for ((r = 0; r < rounds; r++)); do
     for a in native prr slt straggler auto; do run allreduce "$a" "$d" "$r"; done
     for a in native clairvoyant sorted_binomial auto; do run reduce "$a" "$d" "$r"; done
     for a in native sorted_binomial auto; do run reduce "$a" "$d" "$r" rand; done
-    for a in native sparbit auto; do run allgather "$a" "$d" "$r"; done
+    for a in native sparbit straggler auto; do run allgather "$a" "$d" "$r"; done
   done
 done
 progress_end
