@@ -11,9 +11,9 @@
 # After sourcing: PROFILE, PROFILE_FLOATS (per rank), PROFILE_LATE_MS;
 # profile_up N brings the cluster up at the profile's rate unless it is up
 # with N or more hosts at that rate already (then it stays as it is), and
-# profile_regime prints the regime line (`scripts/cluster.sh regime`),
-# measured first (`scripts/cluster.sh check`, about 10 s) where no check of
-# this configuration has run yet.
+# profile_regime measures the regime (`scripts/cluster.sh check`, about
+# 10 s: the machine's load now, not at some earlier check) and prints its
+# line.
 
 PROFILE=${PAPSHIM_CLUSTER_PROFILE:-network}
 case $PROFILE in
@@ -38,11 +38,6 @@ profile_up() {  # N
 }
 
 profile_regime() {
-  local r
-  r=$("$_profile_cluster" regime)
-  if [[ $r == *unchecked* ]]; then
-    "$_profile_cluster" check >/dev/null 2>&1 || true
-    r=$("$_profile_cluster" regime)
-  fi
-  echo "$r"
+  "$_profile_cluster" check >/dev/null 2>&1 || true
+  "$_profile_cluster" regime
 }
