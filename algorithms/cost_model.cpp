@@ -59,7 +59,7 @@ Seg seg_costs(double bytes, const CostFigures& cost) {
 // lowest set bit of pos).
 double tree_reduce(const std::vector<int>& rank_at, const std::vector<double>& arrival, int nseg, const Seg& s) {
   const int P = static_cast<int>(rank_at.size());
-  std::vector<double> a(sz(P)), done(sz(P)), exit(sz(P));
+  std::vector<double> a(sz(P)), done(sz(P)), leave(sz(P));
   for (int pos = 0; pos < P; ++pos) a[sz(pos)] = arrival[sz(rank_at[sz(pos)])];
   const double stream = nseg * s.t;  // one child's segments through the parent's incoming port
   struct Child {
@@ -79,14 +79,14 @@ double tree_reduce(const std::vector<int>& rank_at, const std::vector<double>& a
     for (const Child& k : kids) {
       cursor = std::max(cursor, k.start) + stream;
       const double ex = std::max(cursor, done[sz(k.pos)] + s.t);
-      exit[sz(k.pos)] = ex;
+      leave[sz(k.pos)] = ex;
       last = std::max(last, ex);
     }
     done[sz(v)] = kids.empty() ? a[sz(v)] : std::max(last + s.g, reduce_end);
   }
-  exit[0] = done[0];
+  leave[0] = done[0];
   double sum = 0;
-  for (int pos = 0; pos < P; ++pos) sum += exit[sz(pos)] - a[sz(pos)];
+  for (int pos = 0; pos < P; ++pos) sum += leave[sz(pos)] - a[sz(pos)];
   return sum / P;
 }
 

@@ -106,15 +106,15 @@ double straggler_allgather_mean(const StragglerAllgatherPlan& p, const std::vect
     if (m <= 1) return a[sz(i)];
     return std::max(a[sz(i)] + (m - 1) * T, a[sz(m - 1)] + ring_mod(i - (m - 1), m) * T);
   };
-  std::vector<double> exit(sz(P)), port(sz(m));
-  for (int i = 0; i < m; ++i) exit[sz(i)] = port[sz(i)] = F(i);
+  std::vector<double> leave(sz(P)), port(sz(m));
+  for (int i = 0; i < m; ++i) leave[sz(i)] = port[sz(i)] = F(i);
   for (int j = 0; j < k; ++j) {
     // Its port in: P-1 blocks; out: its chunks, then its block to late
     // j+1, j+2, ... (mod k), one after the other.
     double done = std::max(std::max(a[sz(m + j)], F(j)) + (P - 1) * T, a[sz(m + j)] + k * T);
     for (int d = 1; d < k; ++d) done = std::max(done, a[sz(m + ring_mod(j - d, k))] + (1 + d) * T);
-    exit[sz(m + j)] = done;
-    exit[sz(j)] = std::max(exit[sz(j)], std::max(a[sz(m + j)], F(j)) + (P - 1) * T);
+    leave[sz(m + j)] = done;
+    leave[sz(j)] = std::max(leave[sz(j)], std::max(a[sz(m + j)], F(j)) + (P - 1) * T);
   }
   // Chunks in the order they reach their owners.
   struct Chunk {
@@ -129,13 +129,13 @@ double straggler_allgather_mean(const StragglerAllgatherPlan& p, const std::vect
   for (const Chunk& ch : chunks) {
     const int o = ch.owner;
     const double G = std::max(ch.at, port[sz(o)]);
-    exit[sz(o)] = std::max(exit[sz(o)], ch.at);
-    for (int d = 1; d < m; ++d) exit[sz((o + d) % m)] = std::max(exit[sz((o + d) % m)], G + d * t);
+    leave[sz(o)] = std::max(leave[sz(o)], ch.at);
+    for (int d = 1; d < m; ++d) leave[sz((o + d) % m)] = std::max(leave[sz((o + d) % m)], G + d * t);
     port[sz(o)] = G + std::max(m - 1, 0) * t;
-    exit[sz(o)] = std::max(exit[sz(o)], port[sz(o)]);
+    leave[sz(o)] = std::max(leave[sz(o)], port[sz(o)]);
   }
   double sum = 0;
-  for (int i = 0; i < P; ++i) sum += exit[sz(i)] - a[sz(i)];
+  for (int i = 0; i < P; ++i) sum += leave[sz(i)] - a[sz(i)];
   return sum / P;
 }
 
