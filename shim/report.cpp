@@ -8,18 +8,12 @@
 #include <sstream>
 #include <type_traits>
 
+#include "common/hash.h"
 #include "shim/stats.h"
 
 namespace papshim {
 
 namespace {
-
-std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 // ---- message encoding: fixed-width native words, strings with a length ----
 
