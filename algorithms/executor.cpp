@@ -62,6 +62,21 @@
 // a munmap per segment on every call) but released after a call that needed
 // more than kScratchKeep bytes, so a single huge call does not pin its
 // temporaries for the rest of the run.
+//
+// Under SimGrid's SMPI (built with -DPAPSHIM_SMPI, bench/smpi only) two
+// things differ.  SMPI completes a send below 64 KiB at once, as if the
+// network had taken it, so the one-send-per-peer order above would let
+// every small send of a peer onto the link together: sends there are
+// synchronous (PMPI_Issend), completing when their receive has matched, as
+// a large send does.  SMPI's PMPI_Waitsome is a wait for one request and
+// then a test of every other, each test a switch into the simulation
+// kernel, which at hundreds of ranks costs more host time than the
+// messages: the loop waits with PMPI_Waitany there (the same simulated
+// times; requests done at the same instant come one call after the other,
+// and a request that fails fails the wait).
+// And PMPI_Reduce_local costs no simulated time there, so each combine
+// charges the simulated seconds per reduced byte set with
+// set_smpi_reduce_cost().
 #include "algorithms/executor.h"
 
 #include <algorithm>
@@ -74,9 +89,46 @@
 #include <utility>
 #include <vector>
 
+#ifdef PAPSHIM_SMPI
+#include <smpi/smpi.h>
+#endif
+
 namespace papshim {
 
 namespace {
+
+#ifdef PAPSHIM_SMPI
+double g_smpi_reduce_cost = 0;  // simulated seconds per reduced byte (one per simulated rank)
+#endif
+
+int post_send(const void* buf, int n, MPI_Datatype type, int peer, int tag, MPI_Comm comm, MPI_Request* req) {
+#ifdef PAPSHIM_SMPI
+  return PMPI_Issend(buf, n, type, peer, tag, comm, req);
+#else
+  return PMPI_Isend(buf, n, type, peer, tag, comm, req);
+#endif
+}
+
+int wait_requests(int count, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* statuses) {
+#ifdef PAPSHIM_SMPI
+  *outcount = 1;
+  const int rc = PMPI_Waitany(count, reqs, indices, statuses);
+  if (rc == MPI_SUCCESS && indices[0] == MPI_UNDEFINED) *outcount = MPI_UNDEFINED;
+  return rc;
+#else
+  return PMPI_Waitsome(count, reqs, outcount, indices, statuses);
+#endif
+}
+
+int combine(const void* in, void* inout, int n, MPI_Datatype type, int type_size, MPI_Op op) {
+  const int rc = PMPI_Reduce_local(in, inout, n, type, op);
+#ifdef PAPSHIM_SMPI
+  if (g_smpi_reduce_cost > 0) smpi_execute_benched(g_smpi_reduce_cost * n * type_size);
+#else
+  (void)type_size;
+#endif
+  return rc;
+}
 
 constexpr std::size_t kScratchKeep = std::size_t{32} << 20;  // bytes kept between calls
 constexpr std::size_t kCopyChunk = std::size_t{1} << 26;     // bytes per packed chunk of a typed copy
@@ -403,7 +455,7 @@ class Execution {
       if (writes_done_[seg] != r.writes_before) return false;
       if (r.prev_send_same_peer >= 0 && run_[static_cast<std::size_t>(r.prev_send_same_peer)].state != State::Done)
         return false;
-      if (n > 0) rc = PMPI_Isend(at(work_, range.first, mti_), n, msg_type_, st.peer, st.tag, comm_, &req);
+      if (n > 0) rc = post_send(at(work_, range.first, mti_), n, msg_type_, st.peer, st.tag, comm_, &req);
     } else if (st.op == StepOp::RecvCopy) {
       if (!write_ready) return false;
       if (n > 0) rc = PMPI_Irecv(at(work_, range.first, mti_), n, msg_type_, st.peer, st.tag, comm_, &req);
@@ -417,7 +469,7 @@ class Execution {
       rc = PMPI_Irecv(at(r.temp, 0, ti_), n, a_.type, st.peer, st.tag, comm_, &req);
     } else {  // RecvReduce, received: combine when the segment is free
       if (!write_ready) return false;
-      note(PMPI_Reduce_local(at(r.temp, 0, ti_), at(work_, range.first, ti_), n, a_.type, a_.op));
+      note(combine(at(r.temp, 0, ti_), at(work_, range.first, ti_), n, a_.type, ti_.size, a_.op));
       finish(i);
       return true;
     }
@@ -488,7 +540,7 @@ class Execution {
       statuses_.resize(count);
     }
     int outcount = 0;
-    const int rc = PMPI_Waitsome(static_cast<int>(count), active_.data(), &outcount, done_idx_.data(),
+    const int rc = wait_requests(static_cast<int>(count), active_.data(), &outcount, done_idx_.data(),
                                  statuses_.data());
     if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
       note(rc);
@@ -574,6 +626,10 @@ class Execution {
 }  // namespace
 
 int execute(const Schedule& s, int rank, const CallArgs& a, MPI_Comm comm) { return Execution(s, rank, a, comm).run(); }
+
+#ifdef PAPSHIM_SMPI
+void set_smpi_reduce_cost(double seconds_per_byte) { g_smpi_reduce_cost = seconds_per_byte; }
+#endif
 
 int typed_copy(const void* src, int scount, MPI_Datatype stype, void* dst, int dcount, MPI_Datatype dtype) {
   return local_copy(src, scount, stype, dst, dcount, dtype);

@@ -21,4 +21,10 @@ int execute(const Schedule& s, int rank, const CallArgs& a, MPI_Comm comm);
 // types, no message); the type signatures must match.
 int typed_copy(const void* src, int scount, MPI_Datatype stype, void* dst, int dcount, MPI_Datatype dtype);
 
+#ifdef PAPSHIM_SMPI
+// SMPI build only (bench/smpi): the simulated seconds each combine charges
+// per reduced byte (PMPI_Reduce_local is free in SMPI's simulated time).
+void set_smpi_reduce_cost(double seconds_per_byte);
+#endif
+
 }  // namespace papshim
