@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(g++ gfortran cmake make pkg-config binutils iproute2 python3 python3-matplotlib
           libopenmpi-dev openmpi-bin libmpich-dev mpich libunwind-dev libspdlog-dev libboost-dev
-          libgtest-dev libbenchmark-dev slurmctld slurmd slurm-client
+          libgtest-dev libbenchmark-dev slurmctld slurmd slurm-client libsimgrid-dev
           python3-torch python3-mpi4py python3-numpy dataset-fashion-mnist)
 missing=()
 for p in "${packages[@]}"; do
