@@ -5,14 +5,16 @@
 # bench/smpi/platforms/.  docs/smpi.md explains the settings and the output.
 #
 #   scripts/smpi.sh build
-#   scripts/smpi.sh run [-p PLATFORM] [-n P] [-q] -- COLL ALGO COUNT PATTERN ITERS [options]
+#   scripts/smpi.sh run [-p PLATFORM] [-n P] [-m MODEL] [-q] -- COLL ALGO COUNT PATTERN ITERS [options]
 #   scripts/smpi.sh platforms
 #
 # run: PLATFORM is a name in bench/smpi/platforms/ (without .xml; default
-# star-1g) or a path; P simulated ranks (default 16), one per host;
-# -q drops SimGrid's start-up messages.  Everything after -- goes to
-# smpi_coll (its options: scripts/smpi.sh run -n 2 -q -- -h), and
-# --cfg=... options there to SimGrid.
+# star-1g) or a path; P simulated ranks (default 16), one per host; MODEL
+# smpi (default: SMPI's piecewise latency and bandwidth factors, fitted to
+# MPI over TCP on Gigabit Ethernet) or nominal (factors 1: every message
+# takes the links' latency plus bytes / bandwidth); -q drops SimGrid's
+# start-up messages.  Everything after -- goes to smpi_coll (its options:
+# scripts/smpi.sh run -n 2 -q -- -h), and --cfg=... options there to SimGrid.
 # Exit status: smpi_coll's (0 ok, 1 a result differed from PMPI's, 2 bad
 # arguments); 77 when smpicxx or smpirun is missing (scripts/setup.sh
 # installs libsimgrid-dev).
@@ -23,7 +25,7 @@ BUILD=${PAPSHIM_SMPI_BUILD:-$ROOT/build-smpi}
 PLATFORMS=$ROOT/bench/smpi/platforms
 PROG=smpi.sh
 
-usage() { sed -n '7,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '7,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 die() { echo "$PROG: $*" >&2; exit 2; }
 
 need_smpi() {
@@ -100,22 +102,29 @@ EOF
 }
 
 run() {
-  local platform=star-1g np=16 quiet=0
+  local platform=star-1g np=16 quiet=0 model=smpi
   while (($# > 0)); do
     case $1 in
       -p) platform=${2:?-p needs a platform}; shift 2 ;;
       -n) np=${2:?-n needs a rank count}; shift 2 ;;
+      -m) model=${2:?-m needs smpi or nominal}; shift 2 ;;
       -q) quiet=1; shift ;;
       --) shift; break ;;
-      *) die "run: unknown option '$1' (options before --: -p PLATFORM -n P -q)" ;;
+      *) die "run: unknown option '$1' (options before --: -p PLATFORM -n P -m MODEL -q)" ;;
     esac
   done
+  local factors=()
+  case $model in
+    smpi) ;;
+    nominal) factors=(--cfg=smpi/lat-factor:0:1 --cfg=smpi/bw-factor:0:1) ;;
+    *) die "run: -m takes smpi or nominal (got '$model')" ;;
+  esac
   [[ $np =~ ^[0-9]+$ ]] && ((np >= 1)) || die "run: -n needs a positive rank count (got '$np')"
   build
-  local file hosts
+  local file
   file=$(platform_file "$platform")
-  hosts=$(mktemp "${TMPDIR:-/tmp}/papshim-smpi-hosts.XXXXXX")
-  trap 'rm -f "$hosts"' RETURN
+  hosts=$(mktemp "${TMPDIR:-/tmp}/papshim-smpi-hosts.XXXXXX")  # global: the EXIT trap removes it
+  trap 'rm -f "$hosts"' EXIT
   platform_hosts "$file" >"$hosts"
   local have
   have=$(wc -l <"$hosts")
@@ -128,7 +137,7 @@ run() {
              --cfg=smpi/coll-selector:ompi)
   local log=()
   ((quiet)) && log=(--log=root.thres:warning --log=xbt_cfg.thres:warning --log=smpi_config.thres:error)
-  smpirun -np "$np" -platform "$file" -hostfile "$hosts" "${cfg[@]}" "${log[@]}" \
+  smpirun -np "$np" -platform "$file" -hostfile "$hosts" "${cfg[@]}" "${factors[@]}" "${log[@]}" \
     "$BUILD/smpi_coll" "$@"
 }
 
