@@ -70,6 +70,10 @@ int straggler_allgather_segments(int nprocs, double block_bytes) {
   return chunks * nprocs;
 }
 
+int straggler_allgather_segments_for(const SegmentInput& in) {
+  return straggler_allgather_segments(in.nprocs, in.whole_bytes / in.nprocs);
+}
+
 int straggler_allgather_chunks(const ScheduleParams& params) {
   const int P = params.nprocs;
   if (P <= 1) return 1;

@@ -15,6 +15,7 @@
 #include <map>
 #include <random>
 
+#include "algorithms/clairvoyant.h"
 #include "algorithms/cost_model.h"
 #include "algorithms/selector.h"
 #include "algorithms/simulator.h"
