@@ -76,10 +76,15 @@ Schedule build_bruck_allgather(const ScheduleParams& params) {
   return sched;
 }
 
+const char* recursive_doubling_size_check(int nprocs) {
+  if (nprocs < 1 || (nprocs & (nprocs - 1)) != 0) return "needs a power-of-two communicator size";
+  return nullptr;
+}
+
 std::optional<Schedule> build_recursive_doubling_allgather(
     const ScheduleParams& params) {
   const int nprocs = params.nprocs;
-  if (nprocs < 1 || (nprocs & (nprocs - 1)) != 0) return std::nullopt;
+  if (recursive_doubling_size_check(nprocs) != nullptr) return std::nullopt;
   Schedule sched = empty_allgather(nprocs);
   // Before step s rank r holds the dist blocks of its aligned group
   // (r with the low s bits cleared, plus j < dist); it swaps the whole group

@@ -22,5 +22,7 @@ Schedule build_bruck_allgather(const ScheduleParams& params);
 // returns std::nullopt otherwise (the caller falls back and says so).
 std::optional<Schedule> build_recursive_doubling_allgather(
     const ScheduleParams& params);
+// Why recursive doubling cannot run on `nprocs` ranks; nullptr when it can.
+const char* recursive_doubling_size_check(int nprocs);
 
 }  // namespace papshim

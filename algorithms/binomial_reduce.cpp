@@ -124,4 +124,10 @@ Schedule build_sorted_binomial_reduce(const ScheduleParams& params) {
   return build_tree(params, sorted_binomial_positions(params));
 }
 
+int tree_segments(const SegmentInput& in) {
+  if (in.tree_segsize <= 0) return in.nprocs;
+  const double n = std::ceil(in.whole_bytes / static_cast<double>(in.tree_segsize));
+  return static_cast<int>(std::clamp(n, 1.0, static_cast<double>(kMaxTreeSegments)));
+}
+
 }  // namespace papshim

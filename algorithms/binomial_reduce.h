@@ -30,6 +30,12 @@ Schedule build_binomial_reduce(const ScheduleParams& params);
 // tree.  params.tau <= 0 sorts by exact arrival.  Needs a commutative op.
 Schedule build_sorted_binomial_reduce(const ScheduleParams& params);
 
+// Auto mode's segments for both trees: tree_segsize bytes each, at most
+// kMaxTreeSegments (the schedule holds nseg steps per tree edge); P when
+// tree_segsize is 0.
+constexpr int kMaxTreeSegments = 4096;
+int tree_segments(const SegmentInput& in);
+
 // position -> rank for build_sorted_binomial_reduce: position 0 is the root,
 // the parent of position v is v with its lowest set bit cleared.
 std::vector<int> sorted_binomial_positions(const ScheduleParams& params);

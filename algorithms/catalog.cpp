@@ -6,6 +6,7 @@
 #include "algorithms/allgather_baselines.h"
 #include "algorithms/binomial_reduce.h"
 #include "algorithms/clairvoyant.h"
+#include "algorithms/cost_model.h"
 #include "algorithms/direct_allreduce.h"
 #include "algorithms/prr.h"
 #include "algorithms/rabenseifner.h"
@@ -25,40 +26,68 @@ std::optional<Schedule> always(const ScheduleParams& p) {
   return F(p);
 }
 
+constexpr AutoRole kForced = AutoRole::ForcedOnly;
+constexpr AutoRole kNativeModel = AutoRole::NativeModel;
+constexpr AutoRole kCandidate = AutoRole::Candidate;
+
+// The order of the rows is the order auto mode weighs them in (catalog.h).
+// Per row: algo, name, collective, needs a commutative op, builder,
+// description; size check, segments, closed form; role in auto, at most this
+// many ranks there (0: any), only on a spread.
 const std::vector<AlgoInfo>& table() {
   static const std::vector<AlgoInfo> kAlgos = {
       {Algo::Native, "native", Collective::Allreduce, false, nullptr,
-       "the MPI library's own collective (no schedule)"},
+       "the MPI library's own collective (no schedule)",
+       nullptr, nullptr, nullptr, kForced, 0, false},
       {Algo::Prr, "prr", Collective::Allreduce, true, always<build_prr>,
-       "pre-reduced ring: ring allreduce whose early processes start slices before the last arrives"},
+       "pre-reduced ring: ring allreduce whose early processes start slices before the last arrives",
+       nullptr, nullptr, prr_cost, kCandidate, 0, true},
       {Algo::Slt, "slt", Collective::Allreduce, true, always<build_slt>,
-       "sorted linear tree: segment pipeline through the ranks in predicted arrival order"},
+       "sorted linear tree: segment pipeline through the ranks in predicted arrival order",
+       nullptr, nullptr, slt_cost, kCandidate, 0, true},
       {Algo::RingAllreduce, "ring", Collective::Allreduce, true, always<build_ring_allreduce>,
-       "ring allreduce: reduce-scatter then allgather around the ring of ranks"},
+       "ring allreduce: reduce-scatter then allgather around the ring of ranks",
+       nullptr, nullptr, ring_allreduce_cost, kNativeModel, 0, false},
       {Algo::Rabenseifner, "rabenseifner", Collective::Allreduce, true, always<build_rabenseifner>,
-       "recursive halving reduce-scatter then recursive doubling allgather"},
+       "recursive halving reduce-scatter then recursive doubling allgather",
+       nullptr, nullptr, rabenseifner_cost, kNativeModel, 0, false},
       {Algo::DirectAllreduce, "direct", Collective::Allreduce, true, always<build_direct_allreduce>,
-       "every rank sends each slice straight to its owner, owners send the sums to all"},
+       "every rank sends each slice straight to its owner, owners send the sums to all",
+       nullptr, nullptr, direct_allreduce_cost, kForced, 0, false},
       {Algo::Straggler, "straggler", Collective::Allreduce, true, always<build_straggler>,
-       "early ranks reduce-scatter while the latest is late, then its vector moves once in chunks"},
+       "early ranks reduce-scatter while the latest is late, then its vector moves once in chunks",
+       nullptr, straggler_segments_for, straggler_cost, kCandidate, 0, true},
       {Algo::Clairvoyant, "clairvoyant", Collective::Reduce, true, always<build_clairvoyant>,
-       "round-based reduce that pairs processes by predicted availability (segment-tree generator)"},
-      {Algo::ClairvoyantLinear, "clairvoyant_linear", Collective::Reduce, true,
-       always<build_clairvoyant_linear>, "the same clairvoyant schedule from the plain linear-search generator"},
+       "round-based reduce that pairs processes by predicted availability (segment-tree generator)",
+       nullptr, clairvoyant_segments, nullptr, kCandidate, kClairvoyantSimMaxP, true},
+      {Algo::ClairvoyantLinear, "clairvoyant_linear", Collective::Reduce, true, always<build_clairvoyant_linear>,
+       "the same clairvoyant schedule from the plain linear-search generator",
+       nullptr, clairvoyant_segments, nullptr, kForced, 0, false},
       {Algo::Binomial, "binomial", Collective::Reduce, true, always<build_binomial_reduce>,
-       "binomial tree rooted at the root, segments pipelined"},
-      {Algo::SortedBinomial, "sorted_binomial", Collective::Reduce, true,
-       always<build_sorted_binomial_reduce>, "binomial tree with late ranks placed in small subtrees"},
+       "binomial tree rooted at the root, segments pipelined",
+       nullptr, tree_segments, binomial_reduce_cost, kNativeModel, 0, false},
+      // On balanced arrivals auto weighs it alone against native, on equal
+      // arrivals (selector.h).
+      {Algo::SortedBinomial, "sorted_binomial", Collective::Reduce, true, always<build_sorted_binomial_reduce>,
+       "binomial tree with late ranks placed in small subtrees",
+       nullptr, tree_segments, sorted_binomial_reduce_cost, kCandidate, 0, false},
+      // Chosen on measured cost whatever the spread: it does not act on arrivals.
       {Algo::Sparbit, "sparbit", Collective::Allgather, false, always<build_sparbit>,
-       "P binomial trees over the ring with halving distances, one block per message"},
+       "P binomial trees over the ring with halving distances, one block per message",
+       nullptr, nullptr, log_step_allgather_cost, kCandidate, 0, false},
       {Algo::RingAllgather, "ring", Collective::Allgather, false, always<build_ring_allgather>,
-       "ring allgather: each block travels P-1 hops around the ring"},
+       "ring allgather: each block travels P-1 hops around the ring",
+       nullptr, nullptr, ring_allgather_cost, kNativeModel, 0, false},
       {Algo::Bruck, "bruck", Collective::Allgather, false, always<build_bruck_allgather>,
-       "Bruck allgather: doubling distances, works for any P"},
-      {Algo::RecursiveDoubling, "recursive_doubling", Collective::Allgather, false,
-       build_recursive_doubling_allgather, "recursive doubling allgather (power-of-two P only)"},
+       "Bruck allgather: doubling distances, works for any P",
+       nullptr, nullptr, log_step_allgather_cost, kNativeModel, 0, false},
+      {Algo::RecursiveDoubling, "recursive_doubling", Collective::Allgather, false, build_recursive_doubling_allgather,
+       "recursive doubling allgather (power-of-two P only)",
+       recursive_doubling_size_check, nullptr, log_step_allgather_cost, kNativeModel, 0, false},
       {Algo::StragglerAllgather, "straggler", Collective::Allgather, false, always<build_straggler_allgather>,
-       "early ranks exchange blocks while the latest is late, then only its block spreads, in chunks"},
+       "early ranks exchange blocks while the latest is late, then only its block spreads, in chunks",
+       nullptr, straggler_allgather_segments_for, straggler_allgather_cost, kCandidate, kStragglerAllgatherAutoMaxP,
+       true},
   };
   return kAlgos;
 }
@@ -66,6 +95,8 @@ const std::vector<AlgoInfo>& table() {
 }  // namespace
 
 const std::vector<AlgoInfo>& all_algorithms() { return table(); }
+
+bool is_native(Algo a) { return a == Algo::Native; }
 
 const AlgoInfo& algo_info(Algo a) {
   for (const auto& i : table())
@@ -97,9 +128,8 @@ BuildResult build_schedule(Algo a, const ScheduleParams& p) {
   try {
     r.schedule = info.build(p);
     if (!r.schedule) {
-      r.reason = a == Algo::RecursiveDoubling
-                     ? "recursive_doubling needs a power-of-two communicator size"
-                     : std::string(info.name) + " cannot serve these inputs";
+      const char* why = info.size_check != nullptr ? info.size_check(p.nprocs) : nullptr;
+      r.reason = std::string(info.name) + " " + (why != nullptr ? why : "cannot serve these inputs");
     }
   } catch (const std::exception& e) {
     // A generator refusing its inputs (e.g. a non-finite arrival) means

@@ -138,9 +138,8 @@ Generator<kShift>::Generator(const ScheduleParams& params)
       index_(params.nprocs, params.nseg),
       round_limit_(detail::round_limit(params)),
       own_(params.rank) {
-  int most = 2;  // leaves of the largest tree: P - 1 members besides the sink
-  while (most < P_) most *= 2;
-  while ((1 << shift_) < W_) ++shift_;
+  const int most = 1 << std::max(1, ceil_log2(P_));  // leaves of the largest tree: P - 1 members besides the sink
+  shift_ = ceil_log2(W_);
   const auto P = static_cast<std::size_t>(P_);
   st_.resize(P);
   for (int p = 0; p < P_; ++p) st_[p] = {clk_.whole[p], N_, -1, -1, 0, -1, clk_.frac_pos[p]};
@@ -209,8 +208,7 @@ template <int kShift>
 void Generator<kShift>::build_tree() {
   st_[sink_].leaf = -1;
   const int members = static_cast<int>(group_.size()) - 1;
-  m_ = 2;  // so that the root is an inner node
-  while (m_ < members) m_ *= 2;
+  m_ = 1 << std::max(1, ceil_log2(members));  // at least 2, so that the root is an inner node
   int at = 0;
   for (int q : group_) {
     if (q == sink_) continue;
@@ -439,9 +437,7 @@ Schedule build_clairvoyant(const ScheduleParams& params) {
   // Rows of up to 8 words (N <= 512) get their length at compile time: a
   // node's address is computed at every level of every tree walk, and a
   // constant shift folds into the addressing (about 7% fewer instructions).
-  int shift = 0;
-  while ((1 << shift) < (params.nseg + kWordBits - 1) / kWordBits) ++shift;
-  switch (shift) {
+  switch (ceil_log2((params.nseg + kWordBits - 1) / kWordBits)) {
     case 0: return Generator<0>(params).run();
     case 1: return Generator<1>(params).run();
     case 2: return Generator<2>(params).run();

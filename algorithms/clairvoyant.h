@@ -66,6 +66,14 @@ Schedule build_clairvoyant(const ScheduleParams& params);
 // benchmark's baseline.
 Schedule build_clairvoyant_linear(const ScheduleParams& params);
 
+// Auto mode's segments for both versions: clv_segments (P when 0), at most
+// count, at least 1.
+int clairvoyant_segments(const SegmentInput& in);
+
+// No closed form: auto mode weighs Clairvoyant only up to this many ranks,
+// where simulating it is cheap enough.
+constexpr int kClairvoyantSimMaxP = 64;
+
 namespace detail {
 
 // Arrival times in the exact form described above, shared by both versions.

@@ -1,5 +1,6 @@
 // Clairvoyant reduce: the exact clock and the round limit shared by both
-// generators (clairvoyant.h, "Exact arithmetic" and "Safety").
+// generators (clairvoyant.h, "Exact arithmetic" and "Safety"), and the
+// segments auto mode gives them.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +12,13 @@
 #include "algorithms/clairvoyant.h"
 
 namespace papshim {
+
+int clairvoyant_segments(const SegmentInput& in) {
+  int nseg = in.clv_segments > 0 ? in.clv_segments : in.nprocs;
+  if (in.count > 0) nseg = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(nseg), in.count));
+  return std::max(nseg, 1);
+}
+
 namespace detail {
 
 ClairvoyantClock clairvoyant_clock(const ScheduleParams& params) {

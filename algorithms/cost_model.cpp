@@ -21,9 +21,9 @@
 #include <cmath>
 
 #include "algorithms/binomial_reduce.h"
-#include "algorithms/selector.h"
 #include "algorithms/straggler.h"
 #include "algorithms/straggler_allgather.h"
+#include "common/cost_figures.h"
 
 namespace papshim {
 
@@ -35,12 +35,6 @@ std::size_t sz(int i) { return static_cast<std::size_t>(i); }
 // finished chunks contend with phase 1's last ones; this many rounds per
 // chunk then (read off the simulator).
 constexpr double kStragglerEarlyRounds = 1.3;
-
-int ceil_log2(int P) {
-  int k = 0;
-  while ((1 << k) < P) ++k;
-  return k;
-}
 
 struct Seg {
   double t, g, c, u;  // transfer, reduction, max, min
@@ -108,14 +102,84 @@ ArrivalSummary summarize_arrivals(const std::vector<double>& arrival) {
 
 namespace {
 
-// What every closed form starts from.
-struct Frame {
-  int P;
-  double Pd;
-  double L;      // mean wait for the last arrival
-  double d;      // how far the last is behind the others
-  double bytes;  // whole vector (allreduce, reduce) or one block (allgather)
-};
+// Reduce trees: the rank at each tree position, at one segment's costs.
+double tree_cost(const CostInput& in, const std::vector<int>& rank_at) {
+  const ScheduleParams& p = in.p;
+  int nseg = std::max(1, p.nseg);
+  if (p.count > 0 && sz(nseg) > p.count) nseg = static_cast<int>(p.count);
+  const Seg s = seg_costs(in.bytes / nseg, in.cost);
+  return tree_reduce(rank_at, p.arrival, nseg, s);
+}
+
+}  // namespace
+
+double ring_allreduce_cost(const CostInput& in) {
+  // 2(P-1) dependent ring steps, all after the last arrival.
+  const Seg s = seg_costs(in.bytes / in.P, in.cost);
+  return in.L + (in.Pd - 1) * (2 * s.t + s.g);
+}
+
+double rabenseifner_cost(const CostInput& in) {
+  // n = 2^floor(log2 P) segments; halving then doubling moves n-1
+  // segments each way, reductions pipelined with the transfers; P > n
+  // adds a whole-vector pre-step (reduced) and post-step (copied).
+  const int P = in.P;
+  int n = 1;
+  while (2 * n <= P) n *= 2;
+  const Seg s = seg_costs(in.bytes / n, in.cost);
+  double T0 = (n - 1) * s.c + s.u + (n - 1) * s.t;
+  if (P > n) T0 += n * s.c + s.u + 0.5 * n * s.t;  // the post-step overlaps the doubling in part
+  return in.L + T0;
+}
+
+double direct_allreduce_cost(const CostInput& in) {
+  // Every owner takes P-1 slices through its port, combines, sends P-1
+  // sums.  A late rank's slices queue behind the others' (oldest ready
+  // first) unless it is later than the others' scatter.
+  const double Pd = in.Pd, d = in.d;
+  const Seg s = seg_costs(in.bytes / in.P, in.cost);
+  const double T0 = (Pd - 1) * s.c + s.u + (Pd - 1) * s.t;
+  double extra = 0;
+  if (d > s.t) extra = std::max(0.0, (Pd - 2) * s.c + 2 * (Pd - 1) * s.t + s.g - T0 - d);
+  return in.L + T0 + extra;
+}
+
+double prr_cost(const CostInput& in) {
+  // The ring, minus the pre-steps the early ranks take before the last
+  // arrival (k_i of prr.cpp: one more than its successor's while the
+  // gap to the last arrival allows), down to R_late: the last rank
+  // takes in P slices and the sums travel back half the ring on average.
+  const int P = in.P;
+  const double Pd = in.Pd, tau = in.p.tau;
+  const ArrivalSummary& arr = in.arr;
+  const Seg s = seg_costs(in.bytes / P, in.cost);
+  const double T0 = (Pd - 1) * (2 * s.t + s.g);
+  const double R_late = Pd * s.c + s.u + 0.5 * Pd * s.t;
+  double ksum = 0;
+  if (tau > 0 && std::isfinite(tau)) {
+    int k = 0;
+    for (int i = P - 2; i >= 0; --i) {
+      if (arr.last - arr.sorted[sz(i)] >= (k + 1) * tau) ++k;
+      ksum += k;
+    }
+  }
+  const double gain = ksum / (Pd - 1) * tau;
+  return in.L + std::max(R_late, T0 - gain);
+}
+
+double slt_cost(const CostInput& in) {
+  // A pipelined chain in arrival order: the rank at chain position k can
+  // start when it arrives; from there (P-1-k) hops of c + 0.8 u (fitted
+  // to the simulator) remain beyond R_late, the chain's end (P segments
+  // in, the copies back).
+  const int P = in.P;
+  const double Pd = in.Pd;
+  const Seg s = seg_costs(in.bytes / P, in.cost);
+  const double R_late = Pd * s.c + s.u + 0.5 * Pd * s.t;
+  double F = -INFINITY;
+  for (int k = 0; k < P; ++k) F = std::max(F, in.arr.sorted[sz(k)] + R_late + (P - 1 - k) * (s.c + 0.8 * s.u));
+  return F - in.arr.mean;
+}
 
 // The straggler allreduce (straggler.h).  Phase 1 (direct reduce-scatter
 // among the m early ranks, c chunks per slice) ends (m-1) c chunks after the
@@ -125,137 +189,51 @@ struct Frame {
 // forwarding each as it comes, plus the pipeline's fill: one round (the
 // last owner gets its last chunk at the end of round c and sends it P-1
 // times).
-double straggler_cost(const ScheduleParams& p, const CostFigures& cost, const ArrivalSummary& arr, const Frame& f) {
-  const StragglerPlan plan = straggler_plan(p);
+double straggler_cost(const CostInput& in) {
+  const ArrivalSummary& arr = in.arr;
+  const StragglerPlan plan = straggler_plan(in.p);
   const int m = plan.owners, c = plan.chunks;
-  const Seg s = seg_costs(f.bytes / plan.nseg, cost);
+  const Seg s = seg_costs(in.bytes / plan.nseg, in.cost);
   const double a_owner = arr.sorted[sz(m - 1)];
   const double F1 = m > 1 ? a_owner + (m - 1) * c * s.c + s.u : a_owner;
-  const double round = std::max((f.Pd - 1) * s.t, plan.late * s.g);
+  const double round = std::max((in.Pd - 1) * s.t, plan.late * s.g);
   const double end = std::max(arr.last + (c + 1) * round, F1 + kStragglerEarlyRounds * c * round);
   return end + plan.late * s.g - arr.mean;
 }
 
-std::optional<double> allreduce_cost(Algo a, const ScheduleParams& p, const CostFigures& cost,
-                                     const ArrivalSummary& arr, const Frame& f) {
-  const int P = f.P;
-  const double Pd = f.Pd, L = f.L, d = f.d, bytes = f.bytes;
-  switch (a) {
-    case Algo::RingAllreduce: {
-      // 2(P-1) dependent ring steps, all after the last arrival.
-      const Seg s = seg_costs(bytes / P, cost);
-      return L + (Pd - 1) * (2 * s.t + s.g);
-    }
-    case Algo::Rabenseifner: {
-      // n = 2^floor(log2 P) segments; halving then doubling moves n-1
-      // segments each way, reductions pipelined with the transfers; P > n
-      // adds a whole-vector pre-step (reduced) and post-step (copied).
-      int n = 1;
-      while (2 * n <= P) n *= 2;
-      const Seg s = seg_costs(bytes / n, cost);
-      double T0 = (n - 1) * s.c + s.u + (n - 1) * s.t;
-      if (P > n) T0 += n * s.c + s.u + 0.5 * n * s.t;  // the post-step overlaps the doubling in part
-      return L + T0;
-    }
-    case Algo::DirectAllreduce: {
-      // Every owner takes P-1 slices through its port, combines, sends P-1
-      // sums.  A late rank's slices queue behind the others' (oldest ready
-      // first) unless it is later than the others' scatter.
-      const Seg s = seg_costs(bytes / P, cost);
-      const double T0 = (Pd - 1) * s.c + s.u + (Pd - 1) * s.t;
-      double extra = 0;
-      if (d > s.t) extra = std::max(0.0, (Pd - 2) * s.c + 2 * (Pd - 1) * s.t + s.g - T0 - d);
-      return L + T0 + extra;
-    }
-    case Algo::Prr: {
-      // The ring, minus the pre-steps the early ranks take before the last
-      // arrival (k_i of prr.cpp: one more than its successor's while the
-      // gap to the last arrival allows), down to R_late: the last rank
-      // takes in P slices and the sums travel back half the ring on average.
-      const Seg s = seg_costs(bytes / P, cost);
-      const double T0 = (Pd - 1) * (2 * s.t + s.g);
-      const double R_late = Pd * s.c + s.u + 0.5 * Pd * s.t;
-      double ksum = 0;
-      if (p.tau > 0 && std::isfinite(p.tau)) {
-        int k = 0;
-        for (int i = P - 2; i >= 0; --i) {
-          if (arr.last - arr.sorted[sz(i)] >= (k + 1) * p.tau) ++k;
-          ksum += k;
-        }
-      }
-      const double gain = ksum / (Pd - 1) * p.tau;
-      return L + std::max(R_late, T0 - gain);
-    }
-    case Algo::Slt: {
-      // A pipelined chain in arrival order: the rank at chain position k can
-      // start when it arrives; from there (P-1-k) hops of c + 0.8 u (fitted
-      // to the simulator) remain beyond R_late, the chain's end (P segments
-      // in, the copies back).
-      const Seg s = seg_costs(bytes / P, cost);
-      const double R_late = Pd * s.c + s.u + 0.5 * Pd * s.t;
-      double F = -INFINITY;
-      for (int k = 0; k < P; ++k) F = std::max(F, arr.sorted[sz(k)] + R_late + (P - 1 - k) * (s.c + 0.8 * s.u));
-      return F - arr.mean;
-    }
-    case Algo::Straggler:
-      return straggler_cost(p, cost, arr, f);
-    default:
-      return std::nullopt;
-  }
+double ring_allgather_cost(const CostInput& in) {
+  const Seg s = seg_costs(in.bytes, in.cost);
+  return in.L + (in.Pd - 1) * s.t;
 }
 
-std::optional<double> allgather_cost(Algo a, const CostFigures& cost, const Frame& f) {
-  const int P = f.P;
-  const double Pd = f.Pd, L = f.L, d = f.d, bytes = f.bytes;
-  switch (a) {
-    case Algo::RingAllgather: {
-      const Seg s = seg_costs(bytes, cost);
-      return L + (Pd - 1) * s.t;
-    }
-    case Algo::Bruck:
-    case Algo::Sparbit:
-    case Algo::RecursiveDoubling: {
-      if (a == Algo::RecursiveDoubling && (P & (P - 1)) != 0) return std::nullopt;
-      // Every rank takes in P-1 blocks; when one rank is late the others
-      // have exchanged theirs and only its block (and its intake) is left:
-      // R_late = l (l + 3) / 4 transfers, l = ceil(log2 P) steps.
-      const Seg s = seg_costs(bytes, cost);
-      const double T0 = (Pd - 1) * s.t;
-      const int l = ceil_log2(P);
-      const double R_late = l * (l + 3) / 4.0 * s.t;
-      return L + std::max(R_late, T0 - 0.5 * d);
-    }
-    default:
-      return std::nullopt;
-  }
+double log_step_allgather_cost(const CostInput& in) {
+  // Every rank takes in P-1 blocks; when one rank is late the others
+  // have exchanged theirs and only its block (and its intake) is left:
+  // R_late = l (l + 3) / 4 transfers, l = ceil(log2 P) steps.
+  const Seg s = seg_costs(in.bytes, in.cost);
+  const double T0 = (in.Pd - 1) * s.t;
+  const int l = ceil_log2(in.P);
+  const double R_late = l * (l + 3) / 4.0 * s.t;
+  return in.L + std::max(R_late, T0 - 0.5 * in.d);
 }
 
 // The straggler allgather (straggler_allgather.h): the model of its plan
 // (straggler_allgather_mean) with one chunk's transfer as t.  O(k c P) for
 // k late ranks.
-double straggler_allgather_cost(const ScheduleParams& p, const CostFigures& cost, const ArrivalSummary& arr,
-                                const Frame& f) {
-  const StragglerAllgatherPlan plan = straggler_allgather_plan(p);
-  const double t = cost.alpha + cost.beta * f.bytes / plan.chunks;
-  return straggler_allgather_mean(plan, arr.sorted, t);
+double straggler_allgather_cost(const CostInput& in) {
+  const StragglerAllgatherPlan plan = straggler_allgather_plan(in.p);
+  const double t = in.cost.alpha + in.cost.beta * in.bytes / plan.chunks;
+  return straggler_allgather_mean(plan, in.arr.sorted, t);
 }
 
-std::optional<double> reduce_tree_cost(Algo a, const ScheduleParams& p, const CostFigures& cost, const Frame& f) {
-  const int P = f.P;
-  int nseg = std::max(1, p.nseg);
-  if (p.count > 0 && sz(nseg) > p.count) nseg = static_cast<int>(p.count);
-  const Seg s = seg_costs(f.bytes / nseg, cost);
-  std::vector<int> rank_at;
-  if (a == Algo::SortedBinomial) {
-    rank_at = sorted_binomial_positions(p);
-  } else {
-    rank_at.resize(sz(P));
-    for (int pos = 0; pos < P; ++pos) rank_at[sz(pos)] = (pos + p.root) % P;
-  }
-  return tree_reduce(rank_at, p.arrival, nseg, s);
+double binomial_reduce_cost(const CostInput& in) {
+  const int P = in.P;
+  std::vector<int> rank_at(sz(P));
+  for (int pos = 0; pos < P; ++pos) rank_at[sz(pos)] = (pos + in.p.root) % P;
+  return tree_cost(in, rank_at);
 }
 
-}  // namespace
+double sorted_binomial_reduce_cost(const CostInput& in) { return tree_cost(in, sorted_binomial_positions(in.p)); }
 
 std::optional<double> closed_form_mean_elapsed(Algo a, Collective coll, const ScheduleParams& p,
                                                std::size_t elem_size, const CostFigures& cost,
@@ -263,30 +241,18 @@ std::optional<double> closed_form_mean_elapsed(Algo a, Collective coll, const Sc
   const int P = p.nprocs;
   if (P < 1 || arr.P != P || p.arrival.size() != sz(P)) return std::nullopt;
   if (P == 1) return 0.0;
-  const Frame f{P, static_cast<double>(P), arr.last - arr.mean, arr.last - arr.prev,
-                static_cast<double>(p.count) * static_cast<double>(elem_size)};
-  switch (a) {
-    case Algo::RingAllreduce:
-    case Algo::Rabenseifner:
-    case Algo::DirectAllreduce:
-    case Algo::Prr:
-    case Algo::Slt:
-    case Algo::Straggler:
-      return allreduce_cost(a, p, cost, arr, f);
-    case Algo::RingAllgather:
-    case Algo::Bruck:
-    case Algo::Sparbit:
-    case Algo::RecursiveDoubling:
-      return allgather_cost(a, cost, f);
-    case Algo::StragglerAllgather:
-      return straggler_allgather_cost(p, cost, arr, f);
-    case Algo::Binomial:
-    case Algo::SortedBinomial:
-      if (coll != Collective::Reduce) return std::nullopt;
-      return reduce_tree_cost(a, p, cost, f);
-    default:
-      return std::nullopt;
-  }
+  const AlgoInfo& info = algo_info(a);
+  if (info.closed_form == nullptr || info.coll != coll) return std::nullopt;
+  if (info.size_check != nullptr && info.size_check(P) != nullptr) return std::nullopt;
+  const CostInput in{p,
+                     cost,
+                     arr,
+                     P,
+                     static_cast<double>(P),
+                     arr.last - arr.mean,
+                     arr.last - arr.prev,
+                     static_cast<double>(p.count) * static_cast<double>(elem_size)};
+  return info.closed_form(in);
 }
 
 }  // namespace papshim

@@ -15,8 +15,9 @@
 // (O(P log P): one pass over the tree).  docs/algorithms.md, "Cost model",
 // lists them.
 //
-// No closed form: Clairvoyant and its linear generator (the selector
-// simulates them at small P only, kClairvoyantSimMaxP) and Native.
+// Each catalog row points at its form (AlgoInfo::closed_form); no closed
+// form: Clairvoyant and its linear generator (the selector simulates them at
+// small P only, kClairvoyantSimMaxP) and Native.
 #pragma once
 
 #include <optional>
@@ -37,9 +38,35 @@ struct ArrivalSummary {
 };
 ArrivalSummary summarize_arrivals(const std::vector<double>& arrival);
 
+// What every closed form starts from.
+struct CostInput {
+  const ScheduleParams& p;     // the algorithm's segments, tau, arrivals, root
+  const CostFigures& cost;
+  const ArrivalSummary& arr;
+  int P;
+  double Pd;
+  double L;      // mean wait for the last arrival
+  double d;      // how far the last is behind the others
+  double bytes;  // whole vector (allreduce, reduce) or one block (allgather)
+};
+
+// The forms, one per algorithm (docs/algorithms.md, "Cost model").
+double ring_allreduce_cost(const CostInput& in);
+double rabenseifner_cost(const CostInput& in);
+double direct_allreduce_cost(const CostInput& in);
+double prr_cost(const CostInput& in);
+double slt_cost(const CostInput& in);
+double straggler_cost(const CostInput& in);
+double ring_allgather_cost(const CostInput& in);
+double log_step_allgather_cost(const CostInput& in);  // Bruck, Sparbit, recursive doubling
+double straggler_allgather_cost(const CostInput& in);
+double binomial_reduce_cost(const CostInput& in);
+double sorted_binomial_reduce_cost(const CostInput& in);
+
 // Mean elapsed seconds of algorithm `a` run with `p` (its segments, tau,
-// arrivals, root) for `elem_size`-byte elements and these costs;
-// nullopt when `a` has no closed form or cannot run these inputs.
+// arrivals, root) for `elem_size`-byte elements and these costs, through its
+// catalog row; nullopt when `a` has no closed form, does not serve `coll`
+// or cannot run these inputs.
 std::optional<double> closed_form_mean_elapsed(Algo a, Collective coll, const ScheduleParams& p,
                                                std::size_t elem_size, const CostFigures& cost,
                                                const ArrivalSummary& arrivals);

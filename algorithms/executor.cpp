@@ -57,206 +57,26 @@
 // fails are the posted receives cancelled and the sends left to complete on
 // their own (PMPI_Request_free).
 //
-// Memory.  Temporaries come from one scratch area per thread, kept between
-// calls (fresh segment-sized allocations would cost an mmap, page faults and
-// a munmap per segment on every call) but released after a call that needed
-// more than kScratchKeep bytes, so a single huge call does not pin its
-// temporaries for the rest of the run.
-//
-// Under SimGrid's SMPI (built with -DPAPSHIM_SMPI, bench/smpi only) two
-// things differ.  SMPI completes a send below 64 KiB at once, as if the
-// network had taken it, so the one-send-per-peer order above would let
-// every small send of a peer onto the link together: sends there are
-// synchronous (PMPI_Issend), completing when their receive has matched, as
-// a large send does.  SMPI's PMPI_Waitsome is a wait for one request and
-// then a test of every other, each test a switch into the simulation
-// kernel, which at hundreds of ranks costs more host time than the
-// messages: the loop waits with PMPI_Waitany there (the same simulated
-// times; requests done at the same instant come one call after the other,
-// and a request that fails fails the wait).
-// And PMPI_Reduce_local costs no simulated time there, so each combine
-// charges the simulated seconds per reduced byte set with
-// set_smpi_reduce_cost().
+// Memory and typed copies: executor_buffers.h.  What differs under
+// SimGrid's SMPI (bench/smpi): executor_smpi.cpp.
 #include "algorithms/executor.h"
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
-#include <cstring>
 #include <functional>
-#include <memory>
-#include <new>
 #include <utility>
 #include <vector>
 
-#ifdef PAPSHIM_SMPI
-#include <smpi/smpi.h>
-#endif
+#include "algorithms/executor_buffers.h"
+#include "algorithms/executor_smpi.h"
 
 namespace papshim {
 
 namespace {
 
-#ifdef PAPSHIM_SMPI
-double g_smpi_reduce_cost = 0;  // simulated seconds per reduced byte (one per simulated rank)
-#endif
+using namespace detail;  // executor_buffers.h, executor_smpi.h
 
-int post_send(const void* buf, int n, MPI_Datatype type, int peer, int tag, MPI_Comm comm, MPI_Request* req) {
-#ifdef PAPSHIM_SMPI
-  return PMPI_Issend(buf, n, type, peer, tag, comm, req);
-#else
-  return PMPI_Isend(buf, n, type, peer, tag, comm, req);
-#endif
-}
-
-int wait_requests(int count, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* statuses) {
-#ifdef PAPSHIM_SMPI
-  *outcount = 1;
-  const int rc = PMPI_Waitany(count, reqs, indices, statuses);
-  if (rc == MPI_SUCCESS && indices[0] == MPI_UNDEFINED) *outcount = MPI_UNDEFINED;
-  return rc;
-#else
-  return PMPI_Waitsome(count, reqs, outcount, indices, statuses);
-#endif
-}
-
-int combine(const void* in, void* inout, int n, MPI_Datatype type, int type_size, MPI_Op op) {
-  const int rc = PMPI_Reduce_local(in, inout, n, type, op);
-#ifdef PAPSHIM_SMPI
-  if (g_smpi_reduce_cost > 0) smpi_execute_benched(g_smpi_reduce_cost * n * type_size);
-#else
-  (void)type_size;
-#endif
-  return rc;
-}
-
-constexpr std::size_t kScratchKeep = std::size_t{32} << 20;  // bytes kept between calls
-constexpr std::size_t kCopyChunk = std::size_t{1} << 26;     // bytes per packed chunk of a typed copy
-
-struct TypeInfo {
-  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  int size = 0;
-  bool plain = false;  // contiguous bytes: memcpy is exact
-};
-
-TypeInfo type_info(MPI_Datatype t) {
-  TypeInfo ti;
-  PMPI_Type_get_extent(t, &ti.lb, &ti.extent);
-  PMPI_Type_get_true_extent(t, &ti.true_lb, &ti.true_extent);
-  PMPI_Type_size(t, &ti.size);
-  ti.plain = ti.lb == 0 && ti.true_lb == 0 && ti.extent == ti.size && ti.true_extent == ti.size;
-  return ti;
-}
-
-// Whether `t`'s memory is its packed form: contiguous (plain) and built
-// from one predefined type by contiguous copies only.  A plain struct may
-// still hold its fields in another order than its type signature.
-bool in_order(MPI_Datatype t, int depth = 0) {
-  int ni = 0, na = 0, nd = 0, combiner = 0;
-  if (depth > 16 || PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return false;
-  if (combiner == MPI_COMBINER_NAMED) return true;
-  if (combiner != MPI_COMBINER_CONTIGUOUS && combiner != MPI_COMBINER_DUP) return false;
-  std::vector<int> ints(static_cast<std::size_t>(ni));
-  std::vector<MPI_Aint> addrs(static_cast<std::size_t>(na));
-  std::vector<MPI_Datatype> types(static_cast<std::size_t>(nd));
-  if (PMPI_Type_get_contents(t, ni, na, nd, ints.data(), addrs.data(), types.data()) != MPI_SUCCESS) return false;
-  if (types.size() != 1) return false;
-  const MPI_Datatype inner = types[0];
-  const bool ok = in_order(inner, depth + 1);
-  int i2 = 0, a2 = 0, d2 = 0, c2 = 0;
-  if (PMPI_Type_get_envelope(inner, &i2, &a2, &d2, &c2) == MPI_SUCCESS && c2 != MPI_COMBINER_NAMED) {
-    MPI_Datatype copy = inner;
-    PMPI_Type_free(&copy);  // get_contents returned a new handle for a derived type
-  }
-  return ok;
-}
-
-std::size_t bytes_for(const TypeInfo& ti, std::size_t n) {
-  return n == 0 ? 0 : static_cast<std::size_t>(ti.true_extent) + (n - 1) * static_cast<std::size_t>(ti.extent);
-}
-
-class Scratch {
- public:
-  // False when the memory cannot be had (nothing is thrown).
-  bool reserve(std::size_t bytes) {
-    used_ = 0;
-    if (bytes <= size_) return true;
-    mem_.reset();
-    size_ = 0;
-    mem_.reset(new (std::nothrow) char[bytes]);
-    if (!mem_) return false;
-    size_ = bytes;
-    return true;
-  }
-  // n elements of a type, addressed like a user buffer (base - true_lb).
-  std::uintptr_t take(const TypeInfo& ti, std::size_t n) {
-    const std::size_t bytes = (bytes_for(ti, n) + 63) & ~std::size_t{63};
-    const std::uintptr_t at_ptr = reinterpret_cast<std::uintptr_t>(mem_.get()) + used_;
-    used_ += bytes;
-    return at_ptr - static_cast<std::uintptr_t>(ti.true_lb);
-  }
-  void trim() {
-    if (size_ > kScratchKeep) {
-      mem_.reset();
-      size_ = 0;
-    }
-  }
-
- private:
-  std::unique_ptr<char[]> mem_;
-  std::size_t size_ = 0, used_ = 0;
-};
-
-thread_local Scratch t_scratch;
-
-void* at(std::uintptr_t base, std::size_t first, const TypeInfo& ti) {
-  return reinterpret_cast<void*>(base + first * static_cast<std::uintptr_t>(ti.extent));
-}
-
-// dst <- src through MPI_Pack / MPI_Unpack (no message, nothing shared with
-// other threads), in chunks of whole elements when both sides have the
-// same type.
-int packed_copy(const void* src, int scount, MPI_Datatype stype, void* dst, int dcount, MPI_Datatype dtype) {
-  const TypeInfo si = type_info(stype);
-  const std::size_t total = static_cast<std::size_t>(si.size) * static_cast<std::size_t>(scount);
-  std::size_t chunk = static_cast<std::size_t>(scount);  // elements per pack
-  if (total > kCopyChunk) {
-    if (stype == dtype && scount == dcount)
-      chunk = std::max<std::size_t>(1, kCopyChunk / static_cast<std::size_t>(si.size));
-    else if (total > INT_MAX)
-      return MPI_ERR_COUNT;  // dispatch keeps such calls native
-  }
-  int cap = 0;
-  int rc = PMPI_Pack_size(static_cast<int>(chunk), stype, MPI_COMM_SELF, &cap);
-  if (rc != MPI_SUCCESS) return rc;
-  std::unique_ptr<char[]> packed(new (std::nothrow) char[static_cast<std::size_t>(cap) + 1]);
-  if (!packed) return MPI_ERR_NO_MEM;
-  const auto sbase = reinterpret_cast<std::uintptr_t>(src);
-  const auto dbase = reinterpret_cast<std::uintptr_t>(dst);
-  const TypeInfo di = stype == dtype ? si : type_info(dtype);
-  for (std::size_t first = 0; first < static_cast<std::size_t>(scount) && rc == MPI_SUCCESS; first += chunk) {
-    const std::size_t n = std::min(chunk, static_cast<std::size_t>(scount) - first);
-    const int dn = stype == dtype ? static_cast<int>(n) : dcount;
-    int pos = 0, upos = 0;
-    rc = PMPI_Pack(at(sbase, first, si), static_cast<int>(n), stype, packed.get(), cap, &pos, MPI_COMM_SELF);
-    if (rc == MPI_SUCCESS)
-      rc = PMPI_Unpack(packed.get(), pos, &upos, at(dbase, first, di), dn, dtype, MPI_COMM_SELF);
-  }
-  return rc;
-}
-
-// dst <- src, a typed local copy.
-int local_copy(const void* src, int scount, MPI_Datatype stype, void* dst, int dcount, MPI_Datatype dtype) {
-  if (scount == 0) return MPI_SUCCESS;
-  if (stype == dtype && scount == dcount) {
-    const TypeInfo ti = type_info(stype);
-    if (ti.plain) {
-      std::memmove(dst, src, static_cast<std::size_t>(scount) * static_cast<std::size_t>(ti.size));
-      return MPI_SUCCESS;
-    }
-  }
-  return packed_copy(src, scount, stype, dst, dcount, dtype);
-}
+thread_local ScratchArena t_scratch;
 
 enum class State : std::uint8_t { Waiting, Posted, Received, Done };
 
@@ -626,13 +446,5 @@ class Execution {
 }  // namespace
 
 int execute(const Schedule& s, int rank, const CallArgs& a, MPI_Comm comm) { return Execution(s, rank, a, comm).run(); }
-
-#ifdef PAPSHIM_SMPI
-void set_smpi_reduce_cost(double seconds_per_byte) { g_smpi_reduce_cost = seconds_per_byte; }
-#endif
-
-int typed_copy(const void* src, int scount, MPI_Datatype stype, void* dst, int dcount, MPI_Datatype dtype) {
-  return local_copy(src, scount, stype, dst, dcount, dtype);
-}
 
 }  // namespace papshim

@@ -97,6 +97,16 @@ struct ScheduleParams {
   int rank = -1;
 };
 
+// What an algorithm's segment policy (AlgoInfo::segments) sees of the
+// selector's inputs: identical on every rank, so nseg is too.
+struct SegmentInput {
+  int nprocs = 1;
+  std::size_t count = 0;   // elements (allgather: per rank)
+  double whole_bytes = 0;  // the whole vector (allgather: all P blocks)
+  int clv_segments = 0;    // SelectInput::clv_segments
+  long tree_segsize = 0;   // SelectInput::tree_segsize
+};
+
 // True when the generator must fill programs[r] for these params.
 inline bool builds_program(const ScheduleParams& p, int r) { return p.rank < 0 || p.rank == r; }
 
@@ -105,6 +115,13 @@ inline bool builds_program(const ScheduleParams& p, int r) { return p.rank < 0 |
 Schedule slice_per_rank_schedule(int nprocs);
 // v modulo p in [0, p), for ring neighbours.
 inline int ring_mod(int v, int p) { return ((v % p) + p) % p; }
+// The smallest k with 2^k >= n (0 for n <= 1): the steps of a log-step
+// algorithm over n ranks.
+inline int ceil_log2(int n) {
+  int k = 0;
+  while ((1 << k) < n) ++k;
+  return k;
+}
 
 // Element range [first, first + n) of segment `s` when `count` elements are
 // cut into `nseg` nearly equal parts (the first count % nseg get one more).

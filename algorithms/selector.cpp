@@ -7,45 +7,36 @@
 #include "algorithms/cost_model.h"
 #include "algorithms/reproducible.h"
 #include "algorithms/simulator.h"
-#include "algorithms/straggler.h"
-#include "algorithms/straggler_allgather.h"
 
 namespace papshim {
 
 namespace {
-
-constexpr int kMaxTreeSegments = 4096;
 
 double whole_bytes(const SelectInput& in) {
   const double per = static_cast<double>(in.count) * static_cast<double>(in.elem_size);
   return in.coll == Collective::Allgather ? per * in.nprocs : per;
 }
 
-std::vector<Algo> native_models(Collective c, int P) {
-  switch (c) {
-    case Collective::Allreduce: return {Algo::RingAllreduce, Algo::Rabenseifner};
-    case Collective::Reduce: return {Algo::Binomial};
-    case Collective::Allgather:
-      if ((P & (P - 1)) == 0) return {Algo::RingAllgather, Algo::Bruck, Algo::RecursiveDoubling};
-      return {Algo::RingAllgather, Algo::Bruck};
+// The rows auto mode weighs in `role` on these inputs, in table order.
+// `balanced`: the arrivals are balanced, so the rows that act only on a
+// spread are left out.
+std::vector<const AlgoInfo*> weighed(const SelectInput& in, AutoRole role, bool balanced) {
+  std::vector<const AlgoInfo*> out;
+  for (const AlgoInfo* a : algorithms_for(in.coll)) {
+    if (a->role != role || (balanced && a->needs_spread)) continue;
+    if (a->auto_max_procs > 0 && in.nprocs > a->auto_max_procs) continue;
+    if (a->size_check != nullptr && a->size_check(in.nprocs) != nullptr) continue;
+    out.push_back(a);
   }
-  return {};
+  return out;
 }
 
-// The candidates against native; `spread` is false when the arrivals are
-// balanced (allgather then keeps only Sparbit, which does not act on them;
-// so it does above kStragglerAllgatherAutoMaxP ranks).
-std::vector<Algo> aware_candidates(Collective c, int P, bool spread = true) {
-  switch (c) {
-    case Collective::Allreduce: return {Algo::Prr, Algo::Slt, Algo::Straggler};
-    case Collective::Reduce:
-      if (P <= kClairvoyantSimMaxP) return {Algo::Clairvoyant, Algo::SortedBinomial};
-      return {Algo::SortedBinomial};
-    case Collective::Allgather:
-      if (spread && P <= kStragglerAllgatherAutoMaxP) return {Algo::Sparbit, Algo::StragglerAllgather};
-      return {Algo::Sparbit};
-  }
-  return {};
+// The arrivals relative to the earliest.
+std::vector<double> relative_arrivals(const SelectInput& in) {
+  std::vector<double> t = in.arrival;
+  const double lo = in.arrival.empty() ? 0.0 : *std::min_element(in.arrival.begin(), in.arrival.end());
+  for (auto& x : t) x -= lo;
+  return t;
 }
 
 }  // namespace
@@ -55,26 +46,12 @@ ScheduleParams schedule_params_for(Algo a, const SelectInput& in) {
   p.nprocs = in.nprocs;
   p.root = in.coll == Collective::Reduce ? in.root : 0;
   p.count = in.count;
-  p.arrival = in.arrival;
-  const double lo = in.arrival.empty() ? 0.0 : *std::min_element(in.arrival.begin(), in.arrival.end());
-  for (auto& t : p.arrival) t -= lo;
-  int nseg = in.nprocs;
-  if (a == Algo::Clairvoyant || a == Algo::ClairvoyantLinear) {
-    nseg = in.clv_segments > 0 ? in.clv_segments : in.nprocs;
-    if (in.count > 0) nseg = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(nseg), in.count));
-    nseg = std::max(nseg, 1);
-  } else if ((a == Algo::Binomial || a == Algo::SortedBinomial) && in.tree_segsize > 0) {
-    // Segments of tree_segsize bytes, at most kMaxTreeSegments (the
-    // schedule holds nseg steps per tree edge).
-    const double n = std::ceil(whole_bytes(in) / static_cast<double>(in.tree_segsize));
-    nseg = static_cast<int>(std::clamp(n, 1.0, static_cast<double>(kMaxTreeSegments)));
-  } else if (a == Algo::Straggler) {
-    nseg = straggler_segments(in.nprocs, whole_bytes(in));
-  } else if (a == Algo::StragglerAllgather) {
-    nseg = straggler_allgather_segments(in.nprocs, whole_bytes(in) / in.nprocs);
-  }
-  p.nseg = nseg;
-  const double seg_bytes = whole_bytes(in) / nseg;
+  p.arrival = relative_arrivals(in);
+  const SegmentPolicy segments = algo_info(a).segments;
+  p.nseg = segments == nullptr
+               ? in.nprocs
+               : segments(SegmentInput{in.nprocs, in.count, whole_bytes(in), in.clv_segments, in.tree_segsize});
+  const double seg_bytes = whole_bytes(in) / p.nseg;
   p.tau = in.cost.alpha + (in.cost.beta + (in.coll == Collective::Allgather ? 0.0 : in.cost.gamma)) * seg_bytes;
   if (reproducible_applies(in)) make_timing_free(p, in);
   return p;
@@ -189,38 +166,43 @@ double needed_gain(const SelectInput& in, const Selection& s, double native_cost
 // as fast, its leaves leaving as soon as the network's buffers took their
 // data; with nobody late, Open MPI's reduce of 4 MiB ran 2.5 times slower
 // than the binomial tree its model is), and a few calls teach its factor
-// what it really costs against native (one could be an outlier).
-void settle(const SelectInput& in, Selection& s, double best, double native_cost) {
+// what it really costs against native (one could be an outlier).  `best`
+// is the cheapest candidate, predicted at `best_cost` (nullptr: none); s.pick
+// is native until the schedule is built.
+void build_pick_or_keep_native(const SelectInput& in, Selection& s, const AlgoInfo* best, double best_cost,
+                               double native_cost) {
   const double gain = needed_gain(in, s, native_cost);
-  const bool clear_win = best < native_cost - gain;
-  const bool trial = !clear_win && best <= native_cost + gain && on_trial(in, s.pick) && native_measured(in);
-  if (s.pick != Algo::Native && (clear_win || trial)) {
-    s.params = schedule_params_for(s.pick, in);
+  const bool clear_win = best_cost < native_cost - gain;
+  const bool trial = !clear_win && best_cost <= native_cost + gain && best != nullptr && on_trial(in, best->algo) &&
+                     native_measured(in);
+  if (best != nullptr && (clear_win || trial)) {
+    s.params = schedule_params_for(best->algo, in);
     s.params.rank = in.rank;
-    BuildResult b = build_schedule(s.pick, s.params);
+    BuildResult b = build_schedule(best->algo, s.params);
     if (b.schedule) s.schedule = std::make_shared<const Schedule>(std::move(*b.schedule));
   }
   if (s.schedule) {
-    s.predicted = best;
+    s.pick = best->algo;
+    s.predicted = best_cost;
     char buf[160];
-    std::snprintf(buf, sizeof buf, "%s predicted %.1f us vs native %.1f us%s", algo_info(s.pick).name, 1e6 * best,
+    std::snprintf(buf, sizeof buf, "%s predicted %.1f us vs native %.1f us%s", best->name, 1e6 * best_cost,
                   1e6 * native_cost, clear_win ? "" : "; within the margin, on trial to measure it");
     s.why = buf;
   } else {
-    s.why = s.params.nprocs > 1 ? std::string(algo_info(s.pick).name) + ": schedule not built"
+    s.why = s.params.nprocs > 1 ? std::string(best->name) + ": schedule not built"
                                  : "no candidate beats native by the margin";
-    s.pick = Algo::Native;
     s.schedule.reset();
     s.params = ScheduleParams{};
     s.predicted = std::isfinite(native_cost) ? native_cost : 0.0;
   }
 }
 
-// Predicts native's models and `candidates` on `in` and settles on the
-// cheapest.
-Selection choose(const SelectInput& in, Selection s, const std::vector<Algo>& candidates) {
+// Predicts native's models and `candidates` (in this order; the first of
+// equally cheap candidates wins) on `in` and builds the cheapest when it is
+// worth it.  s.pick is native on entry.
+Selection choose(const SelectInput& in, Selection s, const std::vector<const AlgoInfo*>& candidates) {
   double native_cost = INFINITY;
-  const ArrivalSummary summary = summarize_arrivals(schedule_params_for(Algo::RingAllreduce, in).arrival);
+  const ArrivalSummary summary = summarize_arrivals(relative_arrivals(in));
   auto run = [&](Algo a, bool native_model) -> std::optional<double> {
     const ScheduleParams p = schedule_params_for(a, in);
     bool simulated = false;
@@ -231,16 +213,17 @@ Selection choose(const SelectInput& in, Selection s, const std::vector<Algo>& ca
     if (native_model) native_cost = std::min(native_cost, *t * f);
     return *t * f;
   };
-  for (Algo a : native_models(in.coll, in.nprocs)) run(a, true);
-  double best = INFINITY;
-  for (Algo a : candidates) {
-    const auto c = run(a, false);
-    if (c && *c < best) {
-      best = *c;
-      s.pick = a;
+  for (const AlgoInfo* a : weighed(in, AutoRole::NativeModel, false)) run(a->algo, true);
+  const AlgoInfo* best = nullptr;
+  double best_cost = INFINITY;
+  for (const AlgoInfo* a : candidates) {
+    const auto c = run(a->algo, false);
+    if (c && *c < best_cost) {
+      best_cost = *c;
+      best = a;
     }
   }
-  settle(in, s, best, native_cost);
+  build_pick_or_keep_native(in, s, best, best_cost, native_cost);
   return s;
 }
 
@@ -251,16 +234,17 @@ Selection select_algorithm(const SelectInput& in) {
   Selection s;
   bool balanced = false;
   s.why = screen(in, s, balanced);
-  if (s.why.empty()) return choose(in, std::move(s), aware_candidates(in.coll, in.nprocs, !balanced));
-  // A balanced reduce still has one rival to native: the binomial tree (the
-  // sorted one, on equal arrivals), which native's model is but Open MPI's
-  // reduce may well not run.  It is judged on what it measured against
-  // native, never on a spread that is noise.
+  if (s.why.empty()) return choose(in, std::move(s), weighed(in, AutoRole::Candidate, balanced));
+  // A balanced reduce still has a rival to native: the candidates that do
+  // not need a spread (the sorted binomial tree, on equal arrivals: the tree
+  // native's model is, which Open MPI's reduce may well not run).  They are
+  // judged on what they measured against native, never on a spread that is
+  // noise.
   if (!balanced || in.coll != Collective::Reduce) return s;
   const std::string why = s.why;
   SelectInput flat = in;
   flat.arrival.assign(flat.arrival.size(), 0.0);
-  s = choose(flat, std::move(s), {Algo::SortedBinomial});
+  s = choose(flat, std::move(s), weighed(flat, AutoRole::Candidate, true));
   s.why = why + "; " + s.why;
   return s;
 }

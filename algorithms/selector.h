@@ -1,18 +1,21 @@
 // Auto mode: a cost model predicts each candidate algorithm's mean elapsed
 // time for the predicted arrival vector and picks the cheapest.
 //
-// Works as follows.  Every candidate's mean elapsed time for the arrival
+// Works as follows.  The catalog's rows (catalog.h) say what auto mode
+// weighs: the native models and the arrival-aware candidates of the
+// collective, in table order, each within its limits (communicator size,
+// a spread to act on).  Every one's mean elapsed time for the arrival
 // vector and the measured cost figures (Hockney alpha + beta * bytes per
-// message, gamma per reduced byte) comes from its closed form
+// message, gamma per reduced byte) comes from its row's closed form
 // (algorithms/cost_model.h, O(P log P)), or, with SelectInput::simulate and
 // for Clairvoyant (no closed form; a candidate only up to
 // kClairvoyantSimMaxP ranks), from running its schedule in the simulator.
 // Only the pick's schedule is built, and only rank SelectInput::rank's
 // program when that is set.  The MPI
 // library's own algorithm ("native") is modelled by the classical
-// arrival-blind algorithms it uses (ring or Rabenseifner for allreduce,
-// binomial tree for reduce, ring, Bruck or recursive doubling for
-// allgather), taking the cheaper.  An arrival-aware candidate must remove at
+// arrival-blind algorithms it uses (the rows of role NativeModel: ring or
+// Rabenseifner for allreduce, binomial tree for reduce, ring, Bruck or
+// recursive doubling for allgather), taking the cheaper.  An arrival-aware candidate must remove at
 // least `margin` of the time native spends above the lower bound (and two
 // message latencies, and for allreduce a quarter of one whole-vector
 // transfer) to be chosen, so a balanced job keeps the library's tuned
@@ -22,9 +25,10 @@
 // measured.  For allreduce and reduce, when the predicted spread is below
 // half a message time, or within the ranks' prediction noise, the arrivals
 // are taken as balanced: allreduce runs native; reduce weighs native
-// against the binomial tree alone (sorted binomial on equal arrivals),
-// which Open MPI's reduce may not be; allgather weighs Sparbit alone (the
-// straggler allgather is a candidate only when the spread is not balanced).
+// against the candidates that need no spread (the sorted binomial tree, on
+// equal arrivals), which Open MPI's reduce may not be; allgather weighs
+// Sparbit alone (the straggler allgather is a candidate only when the
+// spread is not balanced).
 // Everything here is a pure function
 // of inputs that are identical on every rank.
 #pragma once
@@ -93,10 +97,6 @@ struct SelectInput {
   bool simulate = false;
 };
 
-// Clairvoyant has no closed form: it is a candidate only up to this many
-// ranks, where simulating it is cheap enough.
-constexpr int kClairvoyantSimMaxP = 64;
-
 // Independent errors of this median absolute deviation put the range of P
 // predicted arrivals at a few times it (4.2 at P = 8, 5.2 at P = 16 for
 // normal errors), balanced or not.
@@ -121,8 +121,8 @@ struct Selection {
   std::shared_ptr<const Schedule> schedule;  // the pick's schedule
 };
 
-// Parameters (segments, tau) an algorithm gets for this input; timing-free
-// under in.reproducible (make_timing_free).
+// Parameters (segments from the row's policy, tau) an algorithm gets for
+// this input; timing-free under in.reproducible (make_timing_free).
 ScheduleParams schedule_params_for(Algo a, const SelectInput& in);
 
 // Under in.reproducible, for allreduce and reduce: reproducible_selection().

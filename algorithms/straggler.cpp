@@ -56,6 +56,8 @@ int straggler_segments(int nprocs, double bytes) {
   return std::max(1, std::min(chunks, kStragglerMaxSegments / m)) * m;
 }
 
+int straggler_segments_for(const SegmentInput& in) { return straggler_segments(in.nprocs, in.whole_bytes); }
+
 int straggler_chunks(const ScheduleParams& params, int owners) {
   const int P = params.nprocs;
   if (P <= 1 || owners < 1) return 1;

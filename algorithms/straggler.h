@@ -24,6 +24,8 @@ constexpr int kStragglerMaxLate = 8;
 // chunks of about kStragglerChunkBytes.  Depends only on P and the size, so
 // it is timing-free.
 int straggler_segments(int nprocs, double bytes);
+// The same for auto mode's inputs (AlgoInfo::segments).
+int straggler_segments_for(const SegmentInput& in);
 
 // The chunks per slice with `owners` slices: nseg / (P-1) clamped to
 // [1, kStragglerMaxChunks], at most count / owners (no empty chunk when

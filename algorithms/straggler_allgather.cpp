@@ -18,7 +18,7 @@
 // L's work and its block to move; an owner passes its chunk to m-1 ranks,
 // (m-1)/c of a block, so up to about P = 10 the early ranks leave one to
 // two block transfers after L (at larger P the passes grow with P/c:
-// selector.cpp weighs the schedule up to kStragglerAllgatherAutoMaxP
+// auto mode weighs the schedule up to kStragglerAllgatherAutoMaxP
 // ranks).  L and the server leave after the P-1 blocks L must take in,
 // which bounds any allgather.  With k late ranks each takes in P-1 blocks
 // (m from its server, k-1 from the other late ranks) and the early ranks k
@@ -68,6 +68,10 @@ int straggler_allgather_segments(int nprocs, double block_bytes) {
   const double most = max_chunks(nprocs);
   const int chunks = std::isfinite(c) ? static_cast<int>(std::clamp(c, 1.0, most)) : 1;
   return chunks * nprocs;
+}
+
+int straggler_allgather_segments_for(const SegmentInput& in) {
+  return straggler_allgather_segments(in.nprocs, in.whole_bytes / in.nprocs);
 }
 
 int straggler_allgather_chunks(const ScheduleParams& params) {

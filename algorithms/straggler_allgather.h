@@ -28,6 +28,8 @@ constexpr int kStragglerAllgatherAutoMaxP = 64;
 // [1, min(P - 2, kStragglerAllgatherMaxChunks, kStragglerAllgatherMaxSegments
 // / P)].  Depends only on P and the block size, so it is timing-free.
 int straggler_allgather_segments(int nprocs, double block_bytes);
+// The same for auto mode's inputs (AlgoInfo::segments).
+int straggler_allgather_segments_for(const SegmentInput& in);
 
 // The chunks per block the schedule uses for `params`: nseg / P clamped as
 // above and to at most params.count (no empty chunk when avoidable).

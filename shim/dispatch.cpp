@@ -164,7 +164,7 @@ struct Decided {
 
 // Native's predicted time minus the pick's, for the report (0 for native).
 double estimated_gain(const Selection& sel) {
-  if (sel.pick == Algo::Native || !(sel.predicted > 0)) return 0;
+  if (is_native(sel.pick) || !(sel.predicted > 0)) return 0;
   double native = INFINITY;
   for (const Candidate& c : sel.table)
     if (c.native_model) native = std::min(native, c.predicted);
@@ -257,7 +257,7 @@ Decided decide(const CallArgs& a, CommContext& ctx, const std::optional<RoundRes
   const auto& forced = forced_algo(a.coll);
   if (!forced) return decide_auto(a, ctx, round, shape, seq);
   Decided out;
-  if (*forced == Algo::Native) return out;
+  if (is_native(*forced)) return out;
   out.fallback = ineligible(a, ctx.size, algo_info(*forced).needs_commutative);
   if (!out.fallback.empty()) return out;
   const NodeMap* hosts = hosts_of(a.coll, ctx);
@@ -268,7 +268,7 @@ Decided decide(const CallArgs& a, CommContext& ctx, const std::optional<RoundRes
   out.params.rank = in.rank;  // build this rank's program only
   out.between_hosts = hosts != nullptr;
   out.sched = cached_schedule(*forced, out.params, out.fallback);
-  out.algo = out.sched ? *forced : Algo::Native;
+  if (out.sched) out.algo = *forced;
   out.wants_private = out.sched != nullptr;
   return out;
 }
@@ -318,7 +318,7 @@ void after_call(const CallArgs& a, CommContext& ctx, const Decided& d, const Cal
     const std::uint64_t site_id = CallSiteHash()(site) ^ static_cast<std::uint64_t>(a.coll);
     const RanDecision ran{static_cast<int>(a.coll), static_cast<int>(d.algo), d.by_auto ? d.predicted : 0.0,
                           d.by_auto || d.sched != nullptr,
-                          d.by_auto && d.algo == Algo::Native};
+                          d.by_auto && is_native(d.algo)};
     if (ctx.pred->on_exit(seq, site_id, shape, arrival, exit_time, per_rank, ran))
       HelperThread::instance().round_opened(ctx.pred, ctx.size, ctx.rank, ctx.hier ? ctx.hier->map : nullptr);
   }
@@ -336,7 +336,7 @@ void after_call(const CallArgs& a, CommContext& ctx, const Decided& d, const Cal
 bool passes_through(const CallArgs& a, const CommContext& ctx, int tsize) {
   if (ctx.pred || ctx.id != 0 || StallWatch::instance().limit() > 0) return false;
   const auto& forced = forced_algo(a.coll);
-  if (forced) return *forced == Algo::Native;
+  if (forced) return is_native(*forced);
   const long long block = static_cast<long long>(a.count) * tsize;
   return block < runtime().cfg.min_bytes;
 }

@@ -136,10 +136,12 @@ std::vector<SelectInput> timings(const SelectInput& base, std::mt19937& rng) {
   return out;
 }
 
-const std::vector<Algo> kAllreduce = {Algo::Prr, Algo::Slt, Algo::RingAllreduce, Algo::Rabenseifner,
-                                      Algo::DirectAllreduce};
-const std::vector<Algo> kReduce = {Algo::Clairvoyant, Algo::ClairvoyantLinear, Algo::Binomial,
-                                   Algo::SortedBinomial};
+// Every algorithm of collective `c`, from the catalog.
+std::vector<Algo> every(Collective c) {
+  std::vector<Algo> out;
+  for (const AlgoInfo* a : algorithms_for(c)) out.push_back(a->algo);
+  return out;
+}
 
 Schedule build(Algo a, const SelectInput& in) {
   BuildResult b = build_schedule(a, schedule_params_for(a, in));
@@ -157,7 +159,7 @@ TEST(Reproducible, SchedulesIgnoreArrivalsAndCosts) {
         if (c == Collective::Allreduce && root != 0) continue;
         SelectInput base = shape(c, P, 1000, root);
         base.reproducible = true;
-        for (Algo a : c == Collective::Allreduce ? kAllreduce : kReduce) {
+        for (Algo a : every(c)) {
           const Schedule ref = build(a, base);
           const Trees ref_trees = trees(ref);
           ASSERT_FALSE(ref_trees.empty()) << algo_info(a).name << " P=" << P;
@@ -288,8 +290,9 @@ TEST(Reproducible, NativeWhereNothingCanRun) {
 // Segment counts come from the shape and the configuration, with or without
 // the mode; the timing inputs of the schedule are constants.
 TEST(Reproducible, TimingFreeParameters) {
-  for (Algo a : {Algo::Prr, Algo::Slt, Algo::RingAllreduce, Algo::Rabenseifner, Algo::DirectAllreduce,
-                 Algo::Clairvoyant, Algo::ClairvoyantLinear, Algo::Binomial, Algo::SortedBinomial}) {
+  std::vector<Algo> reductions = every(Collective::Allreduce);
+  for (Algo a : every(Collective::Reduce)) reductions.push_back(a);
+  for (Algo a : reductions) {
     for (long segsize : {0L, 24L, 32768L}) {
       SelectInput in = shape(algo_info(a).coll, 6, 100000);
       in.tree_segsize = segsize;

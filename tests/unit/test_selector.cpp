@@ -222,5 +222,56 @@ TEST(Selector, SameInputsSameDecision) {
   for (std::size_t i = 0; i < a.table.size(); ++i) EXPECT_EQ(a.table[i].predicted, b.table[i].predicted);
 }
 
+// The rows' roles in auto mode, in the order the selector weighs them (the
+// order breaks ties, so it is part of every decision).
+TEST(Selector, AutoRolesInTableOrder) {
+  auto names = [](Collective c, AutoRole role) {
+    std::vector<std::string> out;
+    for (const AlgoInfo* a : algorithms_for(c))
+      if (a->role == role) out.emplace_back(a->name);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(names(Collective::Allreduce, AutoRole::NativeModel), (V{"ring", "rabenseifner"}));
+  EXPECT_EQ(names(Collective::Allreduce, AutoRole::Candidate), (V{"prr", "slt", "straggler"}));
+  EXPECT_EQ(names(Collective::Reduce, AutoRole::NativeModel), (V{"binomial"}));
+  EXPECT_EQ(names(Collective::Reduce, AutoRole::Candidate), (V{"clairvoyant", "sorted_binomial"}));
+  EXPECT_EQ(names(Collective::Allgather, AutoRole::NativeModel), (V{"ring", "bruck", "recursive_doubling"}));
+  EXPECT_EQ(names(Collective::Allgather, AutoRole::Candidate), (V{"sparbit", "straggler"}));
+  // Every row auto weighs has a schedule, and a closed form unless its
+  // size is capped (the selector simulates it there).
+  for (const AlgoInfo& a : all_algorithms()) {
+    if (a.role == AutoRole::ForcedOnly) continue;
+    EXPECT_NE(a.build, nullptr) << a.name;
+    EXPECT_TRUE(a.closed_form != nullptr || a.auto_max_procs > 0) << a.name;
+  }
+}
+
+// Recursive doubling's size limit is its row's: auto leaves it out of
+// native's models on other sizes, and a forced build says why.
+TEST(Selector, SizeCheckFromTheRow) {
+  SelectInput in;
+  in.coll = Collective::Allgather;
+  in.nprocs = 6;
+  in.count = 1000;
+  in.arrival.assign(6, 0.0);
+  in.arrival[5] = 1.0;
+  for (const Candidate& c : select_algorithm(in).table) EXPECT_NE(c.algo, Algo::RecursiveDoubling);
+  ScheduleParams p;
+  p.nprocs = 6;
+  p.count = 1000;
+  p.nseg = 6;
+  p.arrival.assign(6, 0.0);
+  const BuildResult b = build_schedule(Algo::RecursiveDoubling, p);
+  EXPECT_FALSE(b.schedule);
+  EXPECT_EQ(b.reason, "recursive_doubling needs a power-of-two communicator size");
+  in.nprocs = 8;
+  in.arrival.assign(8, 0.0);
+  in.arrival[7] = 1.0;
+  bool seen = false;
+  for (const Candidate& c : select_algorithm(in).table) seen = seen || c.algo == Algo::RecursiveDoubling;
+  EXPECT_TRUE(seen);
+}
+
 }  // namespace
 }  // namespace papshim
