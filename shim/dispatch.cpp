@@ -1,13 +1,15 @@
 // Works as follows: dispatch() takes the arrival time, finds the
 // communicator's context, sends calls with arguments MPI would reject to
-// PMPI, decides (forced algorithm or auto), makes the private duplicate when
-// the call needs it, checks that the schedule can run (falls back to native
-// otherwise, with the reason counted in the report), optionally verifies
-// the consistency invariant (PAPSHIM_CHECK), executes it, and records the
-// call.  Every input of the decision is identical on all ranks of the
-// communicator: the call's arguments (count, type size, op, root, size),
-// the job-wide configuration (checked at MPI_Init) and the arrival vector
-// (all zeros until the predictor provides one).
+// PMPI, and runs the rest as one straight pipeline: screen the call (what no
+// schedule may run), make the communicator's state when the call needs it
+// (the private duplicate and its hosts), gather the decision's inputs once
+// (shim/decision.h), optionally verify that every rank holds the same
+// (PAPSHIM_CHECK), decide once, run the schedule or the library's own
+// collective, and record the call.  Every input of the decision is
+// identical on all ranks of the communicator: the call's arguments (count,
+// type size, op, root, size), the job-wide configuration (checked at
+// MPI_Init) and the arrival vector (all zeros until the predictor provides
+// one).
 #include "shim/dispatch.h"
 
 #include <algorithm>
@@ -32,6 +34,7 @@
 #include "common/clock.h"
 #include "common/ticks.h"
 #include "shim/comm_context.h"
+#include "shim/decision.h"
 #include "shim/hierarchy.h"
 #include "shim/runtime.h"
 #include "shim/schedule_cache.h"
@@ -51,19 +54,9 @@ int call_native(const CallArgs& a) {
 
 namespace {
 
-const std::string& setting_for(Collective c) {
-  const Config& cfg = runtime().cfg;
-  return c == Collective::Allreduce ? cfg.allreduce : c == Collective::Reduce ? cfg.reduce : cfg.allgather;
-}
-
-// The forced algorithm of each collective (none: auto), by Collective.
-std::array<std::optional<Algo>, 3> g_forced;
-
-const std::optional<Algo>& forced_algo(Collective c) { return g_forced[static_cast<std::size_t>(c)]; }
-
 // PAPSHIM_CHECK: every rank must hold the same decision inputs.
-bool inputs_agree(const CommContext& ctx, Algo algo, const ScheduleParams& p, std::uint64_t bytes) {
-  const std::uint64_t h = params_hash(algo, p) ^ (bytes * 0x9e3779b97f4a7c15ull);
+bool inputs_agree(const CommContext& ctx, const DecisionInputs& in) {
+  const std::uint64_t h = inputs_hash(in);
   const std::vector<bool> same = agree_across(ctx.priv, &h, 1);
   return !same.empty() && same[0];
 }
@@ -97,42 +90,6 @@ CallShape shape_of(const CallArgs& a, int tsize) {
   return s;
 }
 
-// The hosts a reduction's schedule runs between (shim/hierarchy.h), or
-// nullptr: between all ranks.  Allgather always runs between all ranks.
-const NodeMap* hosts_for(Collective c, const NodeMap* nodes) {
-  return c == Collective::Allgather ? nullptr : nodes;
-}
-
-// `nodes` (hosts_for): the schedule runs between hosts, one per leader, each
-// arriving with its latest rank.
-SelectInput select_input(const CallShape& shape, int nprocs, int rank, const std::vector<double>& arrival,
-                         const Corrections& corrections, const NodeMap* nodes, double noise = 0) {
-  const Runtime& rt = runtime();
-  SelectInput in;
-  in.coll = static_cast<Collective>(shape.coll);
-  in.nprocs = nodes ? nodes->nnodes : nprocs;
-  in.rank = nodes ? nodes->node_index : rank;  // only this rank's program of the pick is built
-  in.root = nodes ? nodes->node_of[static_cast<std::size_t>(shape.root)] : shape.root;
-  in.count = static_cast<std::size_t>(shape.count);
-  in.elem_size = static_cast<std::size_t>(shape.type_size);
-  if (nodes && !arrival.empty()) in.arrival = nodes->latest(arrival);
-  else if (nodes) in.arrival.assign(static_cast<std::size_t>(nodes->nnodes), 0.0);
-  else in.arrival = arrival;
-  in.cost = rt.cal.cost;
-  in.commutative = shape.commutative;
-  in.clv_segments = rt.cfg.clv_segments;
-  constexpr long kNetworkTreeSegment = 32768;  // below the eager limit of Open MPI's TCP (64 KiB)
-  in.tree_segsize = rt.cfg.tree_segsize >= 0 ? rt.cfg.tree_segsize : rt.multi_node ? kNetworkTreeSegment : 0;
-  in.correction = corrections;
-  in.noise = noise;
-  in.reproducible = rt.cfg.reproducible;  // PAPSHIM_REPRODUCIBLE: timing-free schedules (algorithms/reproducible.h)
-  return in;
-}
-
-const NodeMap* hosts_of(Collective c, const CommContext& ctx) {
-  return hosts_for(c, ctx.hier ? ctx.hier->map.get() : nullptr);
-}
-
 // A schedule between hosts shows in the report as "<algorithm>@hosts".
 const char* reported_name(Algo a, bool between_hosts) {
   if (!between_hosts) return algo_info(a).name;
@@ -146,29 +103,6 @@ const char* reported_name(Algo a, bool between_hosts) {
     return v;
   }();
   return names[static_cast<std::size_t>(a)].c_str();
-}
-
-// What one call will do.
-struct Decided {
-  Algo algo = Algo::Native;
-  std::string fallback;  // non-empty: the requested algorithm could not run
-  ScheduleParams params;
-  std::shared_ptr<const Schedule> sched;
-  bool wants_private = false;  // the call needs the private duplicate (schedule or predictor)
-  bool between_hosts = false;  // sched runs between hosts (shim/hierarchy.h)
-  bool by_auto = false;  // auto mode ran the cost model for this call
-  bool ready = false;    // ... and the helper thread had the decision ready
-  double predicted = 0;  // the cost model's mean elapsed for the pick
-  double gain = 0;       // native's predicted mean elapsed minus the pick's (0: native picked)
-};
-
-// Native's predicted time minus the pick's, for the report (0 for native).
-double estimated_gain(const Selection& sel) {
-  if (is_native(sel.pick) || !(sel.predicted > 0)) return 0;
-  double native = INFINITY;
-  for (const Candidate& c : sel.table)
-    if (c.native_model) native = std::min(native, c.predicted);
-  return std::isfinite(native) ? native - sel.predicted : 0.0;
 }
 
 // The call in the stall watch (PAPSHIM_STALL_SECONDS) from its entry to its
@@ -200,101 +134,21 @@ class StallEntry {
   StallWatch::Call call_;
 };
 
-// Auto mode considers a call: large enough, and runnable by an algorithm.
-bool auto_considers(const CallArgs& a, const CommContext& ctx, const CallShape& shape) {
-  const long bytes = static_cast<long>(shape.count) * shape.type_size;
-  return bytes >= runtime().cfg.min_bytes && ineligible(a, ctx.size, a.coll != Collective::Allgather).empty();
-}
-
-Decided decide_auto(const CallArgs& a, CommContext& ctx, const std::optional<RoundResult>& round,
-                    const CallShape& shape, std::uint64_t seq) {
-  Decided out;
-  if (!auto_considers(a, ctx, shape)) return out;
-  out.wants_private = runtime().cfg.predictor != PredictorMode::Off;
-  // PAPSHIM_REPRODUCIBLE=1: reductions run the schedule fixed by the call's
-  // shape, with or without a prediction (algorithms/reproducible.h); with
-  // the predictor off (wants_private false) auto stays native as documented.
-  if (runtime().cfg.reproducible && a.coll != Collective::Allgather && out.wants_private) {
-    const Selection sel = select_algorithm(select_input(shape, ctx.size, ctx.rank, {}, Corrections{}, nullptr));
-    out.algo = sel.pick;
-    out.params = sel.params;
-    out.sched = sel.schedule;
-    return out;
-  }
-  if (!round) return out;
-  // The helper thread may have decided already, for a call of this shape;
-  // it ran the same pure function on the same inputs.
-  std::shared_ptr<const Selection> sel;
-  if (auto pre = ctx.pred->take_precomputed(seq); pre && pre->shape == shape && pre->selection) {
-    sel = pre->selection;
-    out.ready = true;
-  } else {
-    sel = std::make_shared<const Selection>(select_algorithm(
-        select_input(shape, ctx.size, ctx.rank, round->arrival, round->corrections, hosts_of(a.coll, ctx),
-                     round->noise)));
-  }
-  if (ctx.rank == 0 && log().should_log(spdlog::level::trace)) {
-    const double first = *std::min_element(round->arrival.begin(), round->arrival.end());
-    std::string ms;
-    for (double t : round->arrival) ms += fmt::format(" {:.1f}", 1e3 * (t - first));
-    log().trace("{} call #{}: predicted arrivals (ms after the first):{}", to_string(a.coll), seq, ms);
-  }
-  if (ctx.rank == 0 && log().should_log(spdlog::level::debug))
-    log().debug("{} call #{} on communicator {:#x}{}, prediction error scatter {:.1f} us: {}", to_string(a.coll),
-                seq, ctx.id, out.ready ? " (decided ahead)" : "", 1e6 * round->noise, format_selection(*sel));
-  out.by_auto = true;
-  out.between_hosts = hosts_of(a.coll, ctx) != nullptr;
-  out.predicted = sel->predicted;
-  out.gain = estimated_gain(*sel);
-  out.algo = sel->pick;
-  out.params = sel->params;
-  out.sched = sel->schedule;
-  return out;
-}
-
-Decided decide(const CallArgs& a, CommContext& ctx, const std::optional<RoundResult>& round, const CallShape& shape,
-               std::uint64_t seq) {
-  const auto& forced = forced_algo(a.coll);
-  if (!forced) return decide_auto(a, ctx, round, shape, seq);
-  Decided out;
-  if (is_native(*forced)) return out;
-  out.fallback = ineligible(a, ctx.size, algo_info(*forced).needs_commutative);
-  if (!out.fallback.empty()) return out;
-  const NodeMap* hosts = hosts_of(a.coll, ctx);
-  const SelectInput in = select_input(
-      shape, ctx.size, ctx.rank, round ? round->arrival : std::vector<double>(static_cast<std::size_t>(ctx.size), 0.0),
-      Corrections{}, hosts);
-  out.params = schedule_params_for(*forced, in);
-  out.params.rank = in.rank;  // build this rank's program only
-  out.between_hosts = hosts != nullptr;
-  out.sched = cached_schedule(*forced, out.params, out.fallback);
-  if (out.sched) out.algo = *forced;
-  out.wants_private = out.sched != nullptr;
-  return out;
-}
-
 // Runs the schedule; the call's error, if any, goes through the user's
 // error handler as the library's own would.
-int run_schedule(const CallArgs& a, const CommContext& ctx, const Decided& d, std::uint64_t seq, int tsize) {
-  Runtime& rt = runtime();
-  if (rt.cfg.check && !inputs_agree(ctx, d.algo, d.params, static_cast<std::uint64_t>(tsize) * a.count)) {
-    user_error(std::string("PAPSHIM_CHECK: the decision inputs of ") + to_string(a.coll) + " call #" +
-               std::to_string(seq) + " differ between ranks (count, type size, root, algorithm, arrival vector "
-               "or costs); the ranks would run different schedules. Aborting.");
-    PMPI_Abort(a.comm, 3);
-  }
-  const int rc = d.between_hosts ? run_hierarchical(a, ctx.rank, *ctx.hier, *d.sched)
-                                 : execute(*d.sched, ctx.rank, a, ctx.priv);
+int run_schedule(const CallArgs& a, const CommContext& ctx, const Decision& d, bool between_hosts) {
+  const int rc = between_hosts ? run_hierarchical(a, ctx.rank, *ctx.hier, *d.sched)
+                               : execute(*d.sched, ctx.rank, a, ctx.priv);
   if (rc == kExecNoMemory) {
     // The other ranks are already running the schedule: running native here
     // would leave both sides waiting.  Stop with the reason instead.
     user_error(std::string("cannot allocate the scratch memory of ") + to_string(a.coll) + " (" +
-               std::to_string(a.count) + " elements, algorithm " + algo_info(d.algo).name +
+               std::to_string(a.count) + " elements, algorithm " + algo_info(d.pick).name +
                "); free memory or run this collective native (PAPSHIM_" + to_string(a.coll) + "=native)");
     PMPI_Abort(a.comm, MPI_ERR_NO_MEM);
   }
   if (rc != MPI_SUCCESS) {
-    log().warn("{} with {} failed with MPI error {}", to_string(a.coll), algo_info(d.algo).name, rc);
+    log().warn("{} with {} failed with MPI error {}", to_string(a.coll), algo_info(d.pick).name, rc);
     PMPI_Comm_call_errhandler(a.comm, rc);
   }
   return rc;
@@ -309,22 +163,21 @@ struct InCollective {
 };
 
 // The predictor's part at the exit of a call, and the call's statistics.
-void after_call(const CallArgs& a, CommContext& ctx, const Decided& d, const CallShape& shape, const CallSite& site,
-                std::uint64_t seq, double arrival, double my_prediction, int tsize) {
+void after_call(const CallArgs& a, CommContext& ctx, const Decision& d, bool between_hosts, const CallShape& shape,
+                const CallSite& site, std::uint64_t seq, double arrival, double my_prediction, int tsize) {
   const double exit_time = common_now();
   const std::uint64_t per_rank = static_cast<std::uint64_t>(tsize) * static_cast<std::uint64_t>(a.count);
   const std::uint64_t bytes = per_rank * (a.coll == Collective::Allgather ? static_cast<std::uint64_t>(ctx.size) : 1u);
   if (ctx.pred) {
     const std::uint64_t site_id = CallSiteHash()(site) ^ static_cast<std::uint64_t>(a.coll);
-    const RanDecision ran{static_cast<int>(a.coll), static_cast<int>(d.algo), d.by_auto ? d.predicted : 0.0,
-                          d.by_auto || d.sched != nullptr,
-                          d.by_auto && is_native(d.algo)};
+    const RanDecision ran{static_cast<int>(a.coll), static_cast<int>(d.algo()), d.by_auto ? d.predicted : 0.0,
+                          d.by_auto || d.sched != nullptr, d.by_auto && is_native(d.algo())};
     if (ctx.pred->on_exit(seq, site_id, shape, arrival, exit_time, per_rank, ran))
       HelperThread::instance().round_opened(ctx.pred, ctx.size, ctx.rank, ctx.hier ? ctx.hier->map : nullptr);
   }
   SiteKey key{a.coll, ctx.local_id, ctx.size, site};
   Stats::instance().record(key, ctx.id, seq, arrival, exit_time, my_prediction, bytes,
-                           reported_name(d.algo, d.between_hosts && d.sched), d.fallback, d.by_auto, d.ready,
+                           reported_name(d.algo(), between_hosts && d.sched), d.fallback, d.by_auto, d.ready,
                            d.sched ? d.gain : 0.0);
 }
 
@@ -335,10 +188,7 @@ void after_call(const CallArgs& a, CommContext& ctx, const Decided& d, const Cal
 // With the stall watch on, every call goes the full way (it registers there).
 bool passes_through(const CallArgs& a, const CommContext& ctx, int tsize) {
   if (ctx.pred || ctx.id != 0 || StallWatch::instance().limit() > 0) return false;
-  const auto& forced = forced_algo(a.coll);
-  if (forced) return is_native(*forced);
-  const long long block = static_cast<long long>(a.count) * tsize;
-  return block < runtime().cfg.min_bytes;
+  return setting_screen(a.coll, static_cast<long long>(a.count) * tsize) != nullptr;
 }
 
 // The pass-through: native call, and its statistics as a few adds.  `rc` is
@@ -382,53 +232,41 @@ void dispatch_call(const CallArgs& a, std::optional<int>& rc) {
   stall.round(predicted_arrivals);
   const double my_prediction = ctx->pred ? ctx->pred->my_prediction() : std::nan("");
 
-  Decided d = decide(a, *ctx, predicted_arrivals, shape, seq);
-  if (d.wants_private) {
-    const bool had_hosts = ctx->hier != nullptr;
-    if (!CommRegistry::instance().ensure_private(*ctx)) {
-      d.fallback = "no private communicator (the MPI library refused a duplicate)";
-      d.sched.reset();
-    } else if (!had_hosts && ctx->hier) {
-      d = decide(a, *ctx, predicted_arrivals, shape, seq);  // the hosts are known from this call on
+  // Screen, make the communicator's state, gather the inputs, decide once.
+  std::string screened_out = screen(a.coll, shape, ineligible(a, ctx->size, needs_commutative(a.coll)));
+  Decision d;
+  bool between_hosts = false;
+  if (screened_out.empty() && needs_private(a.coll) && !CommRegistry::instance().ensure_private(*ctx)) {
+    d.run_native("no private communicator (the MPI library refused a duplicate)");
+  } else {
+    const DecisionInputs in = decision_inputs(a.coll, shape, ctx->size, ctx->rank, std::move(screened_out),
+                                              predicted_arrivals, ctx->hier ? ctx->hier->map.get() : nullptr);
+    if (runtime().cfg.check && ctx->priv != MPI_COMM_NULL && !inputs_agree(*ctx, in)) {
+      user_error(std::string("PAPSHIM_CHECK: the decision inputs of ") + to_string(a.coll) + " call #" +
+                 std::to_string(seq) + " differ between ranks (count, type size, root, setting, screen, arrival "
+                 "vector, learned costs or costs); the ranks would run different schedules. Aborting.");
+      PMPI_Abort(a.comm, 3);
     }
+    std::shared_ptr<const Selection> ahead;
+    if (ctx->pred && in.predicting && in.has_round && in.screened_out.empty() && !in.reproducible)
+      if (auto pre = ctx->pred->take_precomputed(seq); pre && pre->shape == shape) ahead = pre->selection;
+    d = decide(in, std::move(ahead), seq, ctx->id);
+    between_hosts = in.between_hosts;
   }
-  if (d.sched && d.sched->max_tag() > ctx->tag_ub) {
-    d.fallback = "schedule tags exceed MPI_TAG_UB (less the prediction rounds' tags)";
-    d.sched.reset();
-  }
-  if (!d.sched) {
-    d.algo = Algo::Native;
-    d.between_hosts = false;
-  }
+  if (d.sched && d.sched->max_tag() > ctx->tag_ub)
+    d.run_native("schedule tags exceed MPI_TAG_UB (less the prediction rounds' tags)");
 
   if (!d.sched && !d.fallback.empty())
     log().info("{} on communicator {:#x}: {} requested, running native: {}", to_string(a.coll), ctx->id,
                setting_for(a.coll), d.fallback);
   {
     const InCollective marked;
-    rc = d.sched ? run_schedule(a, *ctx, d, seq, tsize) : call_native(a);
+    rc = d.sched ? run_schedule(a, *ctx, d, between_hosts) : call_native(a);
   }
-  after_call(a, *ctx, d, shape, site, seq, arrival, my_prediction, tsize);
+  after_call(a, *ctx, d, between_hosts, shape, site, seq, arrival, my_prediction, tsize);
 }
 
 }  // namespace
-
-std::shared_ptr<const Selection> precompute_selection(const RoundResult& round, const CallShape& shape, int nprocs,
-                                                      int rank, const NodeMap* nodes) {
-  // Only what decide() would consult: auto mode, calls of PAPSHIM_MIN_BYTES
-  // or more.  Anything else would be helper CPU spent for nothing.
-  const auto coll = static_cast<Collective>(shape.coll);
-  const long bytes = static_cast<long>(shape.count) * shape.type_size;
-  if (forced_algo(coll) || bytes < runtime().cfg.min_bytes) return nullptr;
-  return std::make_shared<const Selection>(
-      select_algorithm(select_input(shape, nprocs, rank, round.arrival, round.corrections, hosts_for(coll, nodes),
-                                    round.noise)));
-}
-
-void configure_dispatch() {
-  for (Collective c : {Collective::Allreduce, Collective::Reduce, Collective::Allgather})
-    g_forced[static_cast<std::size_t>(c)] = algo_from_name(c, setting_for(c));
-}
 
 int dispatch(const CallArgs& a) noexcept {
   std::optional<int> rc;

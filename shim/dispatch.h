@@ -15,12 +15,6 @@
 namespace papshim {
 
 int call_native(const CallArgs& a);
-// Reads the algorithm settings once (after the configuration is parsed).
-void configure_dispatch();
-// The helper thread's precompute callback (auto mode's cost model);
-// `nodes`: the communicator's hosts when its reductions run between hosts.
-std::shared_ptr<const Selection> precompute_selection(const RoundResult& round, const CallShape& shape, int nprocs,
-                                                      int rank, const NodeMap* nodes);
 // Never throws: nothing leaves through the C interface.
 int dispatch(const CallArgs& a) noexcept;
 

@@ -30,6 +30,7 @@
 #include "shim/callsite.h"
 #include "shim/agreement.h"
 #include "shim/comm_context.h"
+#include "shim/decision.h"
 #include "shim/dispatch.h"
 #include "shim/report_writer.h"
 #include "shim/stats.h"
@@ -246,7 +247,7 @@ void on_init(int granted, bool asked_multiple, int told) {
   PMPI_Comm_size(MPI_COMM_WORLD, &rt.world_size);
   PMPI_Comm_dup(MPI_COMM_WORLD, &rt.world_priv);
   validate_across_ranks(rt, parse_error);
-  configure_dispatch();
+  configure_decisions();
   g_clock_offset_s = 1e-6 * rt.cfg.clock_offset_us;
   if (!rt.cfg.disable) rt.cal = calibrate(rt.world_priv, rt.world_rank, rt.world_size, find_hosts(rt));
   rt.t_init = common_now();
