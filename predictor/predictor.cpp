@@ -138,75 +138,20 @@ double error_reach(const RoundMessage* msgs, int nranks) {
   return d.empty() ? kNaN : *std::max_element(d.begin(), d.end());
 }
 
-void update_corrections(Corrections& factors, const RanDecision& ran, const RoundMessage* msgs, int nranks) {
-  constexpr double kStep = 0.5;     // share of the (log) error the common factor takes
-  constexpr double kOwnStep = 0.3;  // ... and an own factor, of what the common one left
-  constexpr double kDrift = 0.98;   // per round, unused own factors move towards 1
-  // A call whose arrivals were mispredicted measures the prediction more
-  // than the model: a schedule built for one late rank that found another
-  // one late may take far longer than its model says, and that must not
-  // count against it while it is then never tried again.  No factor learns
-  // from such a call.
-  constexpr double kMispredicted = 0.1;  // of the predicted time
-  auto clamp = [](double f) { return std::min(std::max(f, 0.05), 50.0); };
-  const double reach = error_reach(msgs, nranks);
-  const bool informative = !(reach > kMispredicted * ran.predicted);  // NaN (not known) counts
-  // An algorithm's first call on a communicator warms it up (first touch of
-  // its buffers, the predictor's first orders for it): on the emulated
-  // cluster the sorted binomial tree's first call ran 1.5 to 4 times slower
-  // than its next ones, enough to fail every trial.  It teaches nothing.
-  const bool aware = ran.algo > static_cast<int>(Algo::Native);
-  const double runs_before = aware ? correction_calls(factors, ran.coll, ran.algo) : 0.0;
-  const bool warm = !aware || runs_before >= 1;
-  int updated = -1;
-  if (ran.algo >= 0 && ran.predicted > 0 && informative && warm && nranks > 0) {
+void update_corrections(CostLearner& factors, const RanDecision& ran, const RoundMessage* msgs, int nranks) {
+  MeasuredCall call;
+  if (ran.coll >= 0 && ran.algo >= 0) {  // else nothing ran that was modelled: only the drift
+    call.coll = static_cast<Collective>(ran.coll);
+    call.algo = static_cast<Algo>(ran.algo);
+    call.predicted = ran.predicted;
+  }
+  if (nranks > 0) {
     double sum = 0;
     for (int i = 0; i < nranks; ++i) sum += msgs[i].last_elapsed;
-    const double measured = sum / nranks;
-    if (measured > 0 && std::isfinite(measured)) {
-      // Most of what a model misses is the machine's (contention, the
-      // network's real rate), the same for every algorithm: the common
-      // factor learns it from native's calls, or from whatever ran until
-      // native has run, so an untried algorithm starts from what was
-      // measured rather than from the bare model.  An algorithm's own
-      // factor learns what stays after it: while it is on trial as the mean
-      // of its trial calls (what the trial is for), then more slowly: a few
-      // noisy calls must not send auto exploring its rivals.
-      const int base = ran.coll * 64;
-      const bool native = ran.algo == static_cast<int>(Algo::Native);
-      auto get = [&](int key) {
-        auto it = factors.find(key);
-        return it == factors.end() ? 1.0 : it->second;
-      };
-      const double common = get(base + kCommonCorrection);
-      const double own = native ? 1.0 : get(base + ran.algo);
-      const double ratio = clamp(measured / ran.predicted);  // the prediction carried common * own
-      // Native's first calls set the common factor to their mean, so that
-      // the trials that follow them are measured against native itself.
-      const double native_before = correction_calls(factors, ran.coll, static_cast<int>(Algo::Native));
-      const bool native_taught = native_before > 0;
-      const double common_step = native && native_before < kTrialCalls ? 1.0 / (native_before + 1.0) : kStep;
-      const double new_common = native || !native_taught ? clamp(common * std::pow(ratio, common_step)) : common;
-      factors[base + kCommonCorrection] = new_common;
-      if (native) {
-        factors[correction_calls_key(ran.coll, static_cast<int>(Algo::Native))] += 1;
-      } else {
-        updated = base + ran.algo;
-        // On trial (selector.cpp correction_for) its prediction carried
-        // the common factor alone; the mean over its calls after the first.
-        const bool trial = runs_before < kTrialCalls;
-        const double carried = trial ? common : common * own;
-        const double own_target = clamp(carried * ratio / new_common);
-        const double step = trial ? 1.0 / runs_before : kOwnStep;
-        factors[updated] = clamp(std::pow(own, 1 - step) * std::pow(own_target, step));
-      }
-    }
+    call.measured = sum / nranks;
   }
-  // Every call counts towards a trial, taught or not: what bounds the calls
-  // an algorithm runs on trial is what a bad one costs.
-  if (aware && ran.predicted > 0) factors[correction_calls_key(ran.coll, ran.algo)] += 1;
-  for (auto& [key, f] : factors)
-    if (key != updated && key % 64 < kCorrectionCalls) f = std::pow(f, kDrift);  // own factors only
+  call.reach = error_reach(msgs, nranks);
+  factors.learn(call);
 }
 
 bool Predictor::vector_valid() const {

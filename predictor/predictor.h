@@ -102,6 +102,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "algorithms/cost_learner.h"
 #include "algorithms/selector.h"
 #include "config/params.h"
 #include "predictor/history.h"
@@ -171,13 +172,10 @@ class QuietRounds {
   unsigned at_cap_ = 0;      // gaps of max_skip so far (the odd ones are one shorter)
 };
 
-// Correction factors: (collective * 64 + algorithm) -> measured / predicted.
-using Corrections = std::unordered_map<int, double>;
-
 // The result of a complete round: predicted arrivals and corrections.
 struct RoundResult {
   std::vector<double> arrival;
-  Corrections corrections;
+  CostLearner corrections;
   // How far the ranks' prediction errors scatter around their common part
   // (the median over the last five rounds of the median absolute deviation
   // of the ranks' last errors; 0: not known yet).  A predicted spread within a few
@@ -247,13 +245,10 @@ double error_scatter(const RoundMessage* msgs, int nranks);
 // apart from what every rank shares.
 double error_reach(const RoundMessage* msgs, int nranks);
 // Folds the previous call's measured mean elapsed time (the messages'
-// last_elapsed) into the factors (SelectInput::correction): its
-// collective's common one, and the own one of the arrival-aware algorithm
-// that ran; not when its arrivals strayed from the prediction by more than
-// a tenth of its predicted time (error_reach).  Counts the call towards the
-// algorithm's trial either way; every own factor that did not learn drifts
-// towards 1.  The same on every rank, from the same messages.
-void update_corrections(Corrections& factors, const RanDecision& ran, const RoundMessage* msgs, int nranks);
+// last_elapsed) into the factors (SelectInput::correction), as
+// CostLearner::learn says, unless its arrivals strayed from the prediction
+// (error_reach).  The same on every rank, from the same messages.
+void update_corrections(CostLearner& factors, const RanDecision& ran, const RoundMessage* msgs, int nranks);
 // Whether the round's edges are extrapolated from the anchor: some rank
 // sent an edge and fewer than half of those found their own exits the
 // steadier start.  `msgs` holds `nranks` messages.
@@ -351,7 +346,7 @@ class Predictor {
   std::array<double, 5> scatters_{};  // the last rounds' error scatters, a ring
   std::size_t scatter_count_ = 0;     // how many were ever stored
   RanDecision ran_;           // what ran in the call before the open round
-  Corrections corrections_;
+  CostLearner corrections_;
   std::vector<RoundMessage> recv_;  // one per rank: the exchange's output
   std::vector<double> arrival_;  // of the last complete round
   double anchor_ = 0;            // ... its anchor (NaN: none)

@@ -106,7 +106,7 @@ const NodeMap* hosts_for(Collective c, const NodeMap* nodes) {
 // `nodes` (hosts_for): the schedule runs between hosts, one per leader, each
 // arriving with its latest rank.
 SelectInput select_input(const CallShape& shape, int nprocs, int rank, const std::vector<double>& arrival,
-                         const Corrections& corrections, const NodeMap* nodes, double noise = 0) {
+                         const CostLearner& corrections, const NodeMap* nodes, double noise = 0) {
   const Runtime& rt = runtime();
   SelectInput in;
   in.coll = static_cast<Collective>(shape.coll);
@@ -215,7 +215,7 @@ Decided decide_auto(const CallArgs& a, CommContext& ctx, const std::optional<Rou
   // shape, with or without a prediction (algorithms/reproducible.h); with
   // the predictor off (wants_private false) auto stays native as documented.
   if (runtime().cfg.reproducible && a.coll != Collective::Allgather && out.wants_private) {
-    const Selection sel = select_algorithm(select_input(shape, ctx.size, ctx.rank, {}, Corrections{}, nullptr));
+    const Selection sel = select_algorithm(select_input(shape, ctx.size, ctx.rank, {}, CostLearner{}, nullptr));
     out.algo = sel.pick;
     out.params = sel.params;
     out.sched = sel.schedule;
@@ -263,7 +263,7 @@ Decided decide(const CallArgs& a, CommContext& ctx, const std::optional<RoundRes
   const NodeMap* hosts = hosts_of(a.coll, ctx);
   const SelectInput in = select_input(
       shape, ctx.size, ctx.rank, round ? round->arrival : std::vector<double>(static_cast<std::size_t>(ctx.size), 0.0),
-      Corrections{}, hosts);
+      CostLearner{}, hosts);
   out.params = schedule_params_for(*forced, in);
   out.params.rank = in.rank;  // build this rank's program only
   out.between_hosts = hosts != nullptr;
