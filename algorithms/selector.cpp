@@ -90,30 +90,24 @@ const char* screen(const SelectInput& in, Selection& s, bool& balanced) {
 // factors are).
 bool on_trial(const SelectInput& in, Algo a) {
   if (a == Algo::Native) return false;
-  return correction_calls(in.correction, static_cast<int>(in.coll), static_cast<int>(a)) < kTrialCalls;
+  return in.correction.calls(in.coll, a) < kTrialCalls;
 }
 
 // Whether native's calls have taught the collective's common factor often
 // enough for a trial to be measured against it.
 bool native_measured(const SelectInput& in) {
-  return correction_calls(in.correction, static_cast<int>(in.coll), static_cast<int>(Algo::Native)) >=
-         kNativeCallsBeforeTrials;
+  return in.correction.calls(in.coll, Algo::Native) >= kNativeCallsBeforeTrials;
 }
 
 // The measured correction of algorithm `a`'s model: the collective's
 // common factor (native's calls teach it, whatever ran until native has
 // run) times the algorithm's own
-// (1 when absent, and for native).  While `a` is on trial its own factor
+// (1 until taught, and for native).  While `a` is on trial its own factor
 // rests on too few calls to judge it by (one may be an outlier): the common
 // factor alone.
 double correction_for(const SelectInput& in, Algo a) {
-  const int base = static_cast<int>(in.coll) * 64;
-  auto factor = [&](int key) {
-    auto it = in.correction.find(base + key);
-    return it == in.correction.end() ? 1.0 : it->second;
-  };
   const bool own = a != Algo::Native && !on_trial(in, a);
-  return factor(kCommonCorrection) * (own ? factor(static_cast<int>(a)) : 1.0);
+  return in.correction.common(in.coll) * (own ? in.correction.own(in.coll, a) : 1.0);
 }
 
 // A candidate's predicted mean elapsed time (closed form, or the simulator

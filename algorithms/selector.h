@@ -35,36 +35,21 @@
 
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "algorithms/catalog.h"
+#include "algorithms/cost_learner.h"
 #include "algorithms/schedule.h"
 #include "common/cost_figures.h"
 
 namespace papshim {
 
-// SelectInput::correction's keys: per collective (int(coll) * 64 + ...) an
-// arrival-aware algorithm's own factor at int(algo), how many calls it ran
-// at kCorrectionCalls + int(algo) (for native: how many taught the common
-// factor), and the common factor at kCommonCorrection (no Algo reaches 32).
-constexpr int kCorrectionCalls = 32;
-constexpr int kCommonCorrection = 63;
-// Until a candidate has run this many calls it is on trial: predicted with
-// the common factor alone, and run when predicted no slower than native by
-// more than the margin, once native has taught the common factor
-// kNativeCallsBeforeTrials calls (so that the trial measures the candidate
-// against native, not against the bare model).
-constexpr int kTrialCalls = 3;
+// Until a candidate has run kTrialCalls calls (algorithms/cost_learner.h)
+// it is on trial: predicted with the common factor alone, and run when
+// predicted no slower than native by more than the margin, once native has
+// taught the common factor kNativeCallsBeforeTrials calls (so that the trial
+// measures the candidate against native, not against the bare model).
 constexpr int kNativeCallsBeforeTrials = 2;
-
-// The key of algorithm `algo`'s call count on collective `coll`, and the
-// count the factors hold there (0 when absent).
-inline int correction_calls_key(int coll, int algo) { return coll * 64 + kCorrectionCalls + algo; }
-inline double correction_calls(const std::unordered_map<int, double>& factors, int coll, int algo) {
-  const auto it = factors.find(correction_calls_key(coll, algo));
-  return it == factors.end() ? 0.0 : it->second;
-}
 
 struct SelectInput {
   Collective coll = Collective::Allreduce;
@@ -83,8 +68,8 @@ struct SelectInput {
   double noise = 0;
   // Measured / modelled time, from the shim's own executions: per
   // collective a common factor learned from every call times one per
-  // arrival-aware algorithm (keys above); 1 when absent.
-  std::unordered_map<int, double> correction;
+  // arrival-aware algorithm, and their call counts (all 1 and 0 untaught).
+  CostLearner correction;
   // PAPSHIM_REPRODUCIBLE: for allreduce and reduce, schedule_params_for()
   // drops arrivals and costs and select_algorithm() picks by shape alone
   // (algorithms/reproducible.h).

@@ -1,10 +1,6 @@
 #include "predictor/predictor.h"
 
-#include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <limits>
-#include <thread>
 #include <utility>
 
 #include "config/log.h"
@@ -13,49 +9,22 @@ namespace papshim {
 
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kCloseWaitSeconds = 1.0;
-
-std::atomic<std::uint64_t> g_rounds_opened{0}, g_rounds_skipped{0};
-
-// Closed predictors whose round is still running, with their duplicates.
-struct Parked {
-  std::shared_ptr<Predictor> pred;
-  MPI_Comm xchg = MPI_COMM_NULL;
-};
-std::mutex& parked_mu() {
-  static auto* m = new std::mutex;  // outlives static destruction
-  return *m;
-}
-std::vector<Parked>& parked_list() {
-  static auto* v = new std::vector<Parked>;
-  return *v;
-}
 }  // namespace
 
-double predicted_arrival(const RoundMessage& msg, double anchor, const AnchorUse& use) {
-  const double edge_t = msg.edge_time, edge_f = msg.edge_fraction;
-  if (use.edges && std::isfinite(anchor) && std::isfinite(edge_f) && edge_f > 0 && edge_t > anchor)
-    return anchor + (edge_t - anchor) / edge_f;  // the phase began at the anchor
-  if (use.phases && std::isfinite(anchor) && std::isfinite(msg.anchored_phase)) return anchor + msg.anchored_phase;
-  return msg.own_prediction;
-}
-
-bool phases_from_anchor(const RoundMessage* msgs, int nranks) {
-  int votes = 0;
-  for (int p = 0; p < nranks; ++p)
-    if (std::isfinite(msgs[p].anchored_phase) && msgs[p].prefers_anchor == kPrefersAnchor) ++votes;
-  return 2 * votes > nranks;
-}
-
-bool edges_from_anchor(const RoundMessage* msgs, int nranks) {
-  int edges = 0, own = 0;
-  for (int p = 0; p < nranks; ++p) {
-    const RoundMessage& m = msgs[p];
-    if (!std::isfinite(m.edge_fraction)) continue;
-    ++edges;
-    if (m.prefers_anchor == kPrefersOwn) ++own;
+void update_corrections(CostLearner& factors, const RanDecision& ran, const RoundMessage* msgs, int nranks) {
+  MeasuredCall call;
+  if (ran.coll >= 0 && ran.algo >= 0) {  // else nothing ran that was modelled: only the drift
+    call.coll = static_cast<Collective>(ran.coll);
+    call.algo = static_cast<Algo>(ran.algo);
+    call.predicted = ran.predicted;
   }
-  return edges > 0 && 2 * own < edges;
+  if (nranks > 0) {
+    double sum = 0;
+    for (int i = 0; i < nranks; ++i) sum += msgs[i].last_elapsed;
+    call.measured = sum / nranks;
+  }
+  call.reach = error_reach(msgs, nranks);
+  factors.learn(call);
 }
 
 Predictor::Predictor(MPI_Comm xchg, int size, int rank, int tag_top, int window, PredictorMode mode,
@@ -63,275 +32,81 @@ Predictor::Predictor(MPI_Comm xchg, int size, int rank, int tag_top, int window,
     : size_(size),
       rank_(rank),
       mode_(mode),
-      min_bytes_(static_cast<std::uint64_t>(std::max(min_bytes, 0L))),
-      quiet_(quiet_skip),
-      history_(window),
-      my_prediction_(kNaN),
-      last_error_(kNaN),
-      recv_(static_cast<std::size_t>(size), RoundMessage{}),
-      exchange_(xchg, size, rank, kRoundWords, tag_top) {}
-
-std::uint64_t Predictor::rounds_opened() { return g_rounds_opened.load(std::memory_order_relaxed); }
-std::uint64_t Predictor::rounds_skipped() { return g_rounds_skipped.load(std::memory_order_relaxed); }
-
-void Predictor::post_round(std::uint64_t seq) {
-  // The previous round was completed at the entry of call seq-1 (every round
-  // is); an exchange still running would be a bug, and waiting for it keeps
-  // the buffer safe (every rank started it).
-  if (exchange_.active()) exchange_.wait();
-  round_seq_ = seq;
-  round_open_ = true;
-  g_rounds_opened.fetch_add(1, std::memory_order_relaxed);
-  recv_done_ = false;  // also with one rank: round_complete() builds the vector
-  sent_ = false;
-}
+      policy_(min_bytes, quiet_skip),
+      model_(window),
+      channel_(xchg, size, rank, tag_top) {}
 
 void Predictor::publish(double value, double anchored_phase, double edge_time, double edge_fraction) {
-  if (!round_open_ || sent_) return;
-  RoundMessage mine;
-  mine.own_prediction = value;
-  mine.last_elapsed = last_elapsed_;
-  mine.last_exit = history_.has_exit() ? history_.last_exit() : kNaN;
-  mine.anchored_phase = anchored_phase;
-  mine.edge_time = edge_time;
-  mine.edge_fraction = edge_fraction;
-  const auto steadier = history_.anchored_steadier_next();
-  mine.prefers_anchor = !steadier ? kPrefersUnknown : *steadier ? kPrefersAnchor : kPrefersOwn;
-  mine.last_error = last_error_;
-  sent_ = true;
-  // This round's exchange (see the header for why the rounds of a
-  // communicator match up on every rank).  On an MPI error it ends with NaN
-  // messages, which make the vector invalid: this call runs without one.
-  exchange_.start(&mine, recv_.data());
-}
-
-namespace {
-double upper_median(std::vector<double>& v) {
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
-}
-}  // namespace
-
-namespace {
-// The finite last errors' absolute deviations from their median (empty with
-// fewer than two errors).
-std::vector<double> error_deviations(const RoundMessage* msgs, int nranks) {
-  std::vector<double> e;
-  e.reserve(static_cast<std::size_t>(std::max(nranks, 0)));
-  for (int i = 0; i < nranks; ++i)
-    if (std::isfinite(msgs[i].last_error)) e.push_back(msgs[i].last_error);
-  if (e.size() < 2) return {};
-  const double m = upper_median(e);
-  for (double& x : e) x = std::fabs(x - m);
-  return e;
-}
-}  // namespace
-
-double error_scatter(const RoundMessage* msgs, int nranks) {
-  std::vector<double> d = error_deviations(msgs, nranks);
-  return d.empty() ? kNaN : upper_median(d);
-}
-
-double error_reach(const RoundMessage* msgs, int nranks) {
-  const std::vector<double> d = error_deviations(msgs, nranks);
-  return d.empty() ? kNaN : *std::max_element(d.begin(), d.end());
-}
-
-void update_corrections(Corrections& factors, const RanDecision& ran, const RoundMessage* msgs, int nranks) {
-  constexpr double kStep = 0.5;     // share of the (log) error the common factor takes
-  constexpr double kOwnStep = 0.3;  // ... and an own factor, of what the common one left
-  constexpr double kDrift = 0.98;   // per round, unused own factors move towards 1
-  // A call whose arrivals were mispredicted measures the prediction more
-  // than the model: a schedule built for one late rank that found another
-  // one late may take far longer than its model says, and that must not
-  // count against it while it is then never tried again.  No factor learns
-  // from such a call.
-  constexpr double kMispredicted = 0.1;  // of the predicted time
-  auto clamp = [](double f) { return std::min(std::max(f, 0.05), 50.0); };
-  const double reach = error_reach(msgs, nranks);
-  const bool informative = !(reach > kMispredicted * ran.predicted);  // NaN (not known) counts
-  // An algorithm's first call on a communicator warms it up (first touch of
-  // its buffers, the predictor's first orders for it): on the emulated
-  // cluster the sorted binomial tree's first call ran 1.5 to 4 times slower
-  // than its next ones, enough to fail every trial.  It teaches nothing.
-  const bool aware = ran.algo > static_cast<int>(Algo::Native);
-  const double runs_before = aware ? correction_calls(factors, ran.coll, ran.algo) : 0.0;
-  const bool warm = !aware || runs_before >= 1;
-  int updated = -1;
-  if (ran.algo >= 0 && ran.predicted > 0 && informative && warm && nranks > 0) {
-    double sum = 0;
-    for (int i = 0; i < nranks; ++i) sum += msgs[i].last_elapsed;
-    const double measured = sum / nranks;
-    if (measured > 0 && std::isfinite(measured)) {
-      // Most of what a model misses is the machine's (contention, the
-      // network's real rate), the same for every algorithm: the common
-      // factor learns it from native's calls, or from whatever ran until
-      // native has run, so an untried algorithm starts from what was
-      // measured rather than from the bare model.  An algorithm's own
-      // factor learns what stays after it: while it is on trial as the mean
-      // of its trial calls (what the trial is for), then more slowly: a few
-      // noisy calls must not send auto exploring its rivals.
-      const int base = ran.coll * 64;
-      const bool native = ran.algo == static_cast<int>(Algo::Native);
-      auto get = [&](int key) {
-        auto it = factors.find(key);
-        return it == factors.end() ? 1.0 : it->second;
-      };
-      const double common = get(base + kCommonCorrection);
-      const double own = native ? 1.0 : get(base + ran.algo);
-      const double ratio = clamp(measured / ran.predicted);  // the prediction carried common * own
-      // Native's first calls set the common factor to their mean, so that
-      // the trials that follow them are measured against native itself.
-      const double native_before = correction_calls(factors, ran.coll, static_cast<int>(Algo::Native));
-      const bool native_taught = native_before > 0;
-      const double common_step = native && native_before < kTrialCalls ? 1.0 / (native_before + 1.0) : kStep;
-      const double new_common = native || !native_taught ? clamp(common * std::pow(ratio, common_step)) : common;
-      factors[base + kCommonCorrection] = new_common;
-      if (native) {
-        factors[correction_calls_key(ran.coll, static_cast<int>(Algo::Native))] += 1;
-      } else {
-        updated = base + ran.algo;
-        // On trial (selector.cpp correction_for) its prediction carried
-        // the common factor alone; the mean over its calls after the first.
-        const bool trial = runs_before < kTrialCalls;
-        const double carried = trial ? common : common * own;
-        const double own_target = clamp(carried * ratio / new_common);
-        const double step = trial ? 1.0 / runs_before : kOwnStep;
-        factors[updated] = clamp(std::pow(own, 1 - step) * std::pow(own_target, step));
-      }
-    }
-  }
-  // Every call counts towards a trial, taught or not: what bounds the calls
-  // an algorithm runs on trial is what a bad one costs.
-  if (aware && ran.predicted > 0) factors[correction_calls_key(ran.coll, ran.algo)] += 1;
-  for (auto& [key, f] : factors)
-    if (key != updated && key % 64 < kCorrectionCalls) f = std::pow(f, kDrift);  // own factors only
-}
-
-bool Predictor::vector_valid() const {
-  for (double t : arrival_)
-    if (!std::isfinite(t)) return false;
-  return true;
+  if (!channel_.unpublished()) return;
+  channel_.publish(model_.message(value, anchored_phase, edge_time, edge_fraction));
 }
 
 void Predictor::round_complete() {
-  // The arrival vector: the anchor is the latest exit from the previous
-  // call; a rank that sent an anchored phase arrives that long after it.
-  double anchor = -INFINITY;
-  for (const RoundMessage& m : recv_) anchor = std::max(anchor, m.last_exit);  // NaN never wins
-  for (const RoundMessage& m : recv_)
-    if (!std::isfinite(m.last_exit)) anchor = kNaN;
-  anchor_ = std::isfinite(anchor) ? anchor : kNaN;
-  anchor_seq_ = round_seq_;
-  arrival_.resize(static_cast<std::size_t>(size_));
-  const AnchorUse use{edges_from_anchor(recv_.data(), size_), phases_from_anchor(recv_.data(), size_)};
-  for (std::size_t p = 0; p < recv_.size(); ++p) arrival_[p] = predicted_arrival(recv_[p], anchor_, use);
-  // Every rank folds the same scatter in the same rounds: the same noise.
-  // The median of the last few rounds' scatters: a pattern that holds shows
-  // within a few rounds, and the wild guesses of the first calls (no
-  // history yet) are forgotten as soon as they are outnumbered.
-  if (const double d = error_scatter(recv_.data(), size_); std::isfinite(d)) {
-    scatters_[scatter_count_++ % scatters_.size()] = d;
-    std::vector<double> recent(scatters_.begin(),
-                               scatters_.begin() + static_cast<std::ptrdiff_t>(std::min(scatter_count_, scatters_.size())));
-    noise_ = upper_median(recent);
-  }
-
+  const RoundMessage* msgs = channel_.messages();
+  model_.on_round(channel_.seq(), msgs, size_);
   if (rank_ == 0 && ran_.algo >= 0 && ran_.predicted > 0 && log().should_log(spdlog::level::debug)) {
     double sum = 0;
-    for (const RoundMessage& m : recv_) sum += m.last_elapsed;
+    for (int p = 0; p < size_; ++p) sum += msgs[p].last_elapsed;
     log().debug("{} as it ran: {} measured {:.1f} us mean elapsed, predicted {:.1f} us",
                 to_string(static_cast<Collective>(ran_.coll)), algo_info(static_cast<Algo>(ran_.algo)).name,
                 1e6 * sum / size_, 1e6 * ran_.predicted);
   }
-  update_corrections(corrections_, ran_, recv_.data(), size_);
+  update_corrections(corrections_, ran_, msgs, size_);
 }
 
 RoundResult Predictor::result() const {
   RoundResult r;
-  r.arrival = arrival_;
+  r.arrival = model_.arrival();
   r.corrections = corrections_;
-  r.noise = noise_;
+  r.noise = model_.noise();
   return r;
 }
 
 std::optional<RoundResult> Predictor::on_entry(std::uint64_t seq, double arrival) {
   std::lock_guard<std::mutex> lock(mu_);
-  my_prediction_ = kNaN;
-  if (!round_open_ || round_seq_ != seq) return std::nullopt;
+  model_.no_prediction();
+  if (!channel_.open_for(seq)) return std::nullopt;
   publish(arrival);  // edge mode without an edge: the actual arrival
-  if (!recv_done_) {
-    exchange_.wait();
-    recv_done_ = true;
-    round_complete();
-  }
-  round_open_ = false;
-  my_prediction_ = arrival_[static_cast<std::size_t>(rank_)];
-  if (std::isfinite(my_prediction_)) last_error_ = arrival - my_prediction_;  // published with the next round
-  if (!vector_valid()) return std::nullopt;
+  if (channel_.wait()) round_complete();  // not yet complete (no helper thread, or it was late)
+  channel_.take();
+  model_.entered(rank_, arrival);
+  if (!model_.vector_valid()) return std::nullopt;
   return result();
 }
 
 bool Predictor::on_exit(std::uint64_t seq, std::uint64_t site, const CallShape& shape, double arrival,
                         double exit, std::uint64_t bytes_per_rank, const RanDecision& ran) {
   std::lock_guard<std::mutex> lock(mu_);
-  rounds_left_ = bytes_per_rank >= min_bytes_ ? kRoundsAfterLargeCall : std::max(rounds_left_ - 1, 0);
-  last_elapsed_ = exit - arrival;
   ran_ = ran;
-  history_.on_call(site, arrival, exit, anchor_seq_ == seq ? anchor_ : kNaN);
+  model_.on_call(seq, site, arrival, exit);
   shape_by_site_[site] = shape;
-  const auto next = history_.expected_next_site();
+  const auto next = model_.expected_next_site();
   auto it = next ? shape_by_site_.find(*next) : shape_by_site_.end();
   next_shape_ = it == shape_by_site_.end() ? shape : it->second;
-  const bool skip = quiet_.skip_next(ran);
-  if (skip && rank_ == 0 && rounds_left_ > 0 && log().should_log(spdlog::level::debug))
-    log().debug("no prediction round for call #{}: auto ran native in the last {} calls it weighed",
-                seq + 1, quiet_.streak());
-  if (rounds_left_ == 0) return false;
-  if (skip) {
-    g_rounds_skipped.fetch_add(1, std::memory_order_relaxed);
-    return false;
-  }
-  post_round(seq + 1);
-  if (mode_ == PredictorMode::Sma) {
-    const auto p = history_.predict_next_arrival();
-    const auto phase = history_.anchored_sma_next();
-    publish(p ? *p : kNaN, phase ? *phase : kNaN);
-  }
+  if (!policy_.next_has_round(seq, bytes_per_rank, ran, rank_ == 0)) return false;
+  channel_.open(seq + 1);
+  if (mode_ == PredictorMode::Sma) publish(model_.sma_value(), model_.sma_anchored_phase());
   return true;
 }
 
 void Predictor::on_edge(double t, double fraction) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (mode_ != PredictorMode::Edge || !round_open_ || sent_ || !history_.has_exit()) return;
-  if (!(fraction > 0.0) || fraction > 1.0) return;
-  const double elapsed = t - history_.last_exit();
-  // Measured from this rank's own exit, and the edge itself, to be measured
-  // from the anchor once the round has it if most ranks prefer that.
-  publish(t + elapsed * (1.0 - fraction) / fraction, kNaN, t, fraction);
+  if (mode_ != PredictorMode::Edge || !channel_.unpublished()) return;
+  if (const auto value = model_.edge_value(t, fraction)) publish(*value, kNaN, t, fraction);
 }
 
 bool Predictor::waiting() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return round_open_ && !recv_done_;
+  return channel_.waiting();
 }
 
 bool Predictor::poll(RoundResult& out, std::uint64_t& seq, CallShape& shape, bool& advanced) {
   std::lock_guard<std::mutex> lock(mu_);
-  // Only a started exchange is advanced: starting it (publishing this
-  // rank's value) is the application thread's.
-  if (!round_open_ || recv_done_ || !sent_) return false;
-  const int step = exchange_.step();
-  const bool done = exchange_.test();
-  advanced = advanced || done || exchange_.step() != step;
-  if (!done) return false;
-  recv_done_ = true;
-  if (closed_) return false;  // parked: nobody needs its vector
+  if (!channel_.test(advanced)) return false;  // not started, not complete, or parked
   round_complete();
-  if (!vector_valid()) return false;
+  if (!model_.vector_valid()) return false;
   out = result();
-  seq = round_seq_;
+  seq = channel_.seq();
   shape = next_shape_;
   return true;
 }
@@ -351,84 +126,26 @@ std::optional<Precomputed> Predictor::take_precomputed(std::uint64_t seq) {
 
 bool Predictor::close() {
   std::lock_guard<std::mutex> lock(mu_);
-  closed_ = true;
-  if (round_open_) {
-    // Peers must never wait for this rank: start its part first.  In SMA
-    // mode every peer started its part at its exit of the last call, so the
-    // wait below ends once they progress it; it is bounded anyway (see the
-    // header), and a round still running then is parked by the caller.
-    publish(kNaN);
-    const double deadline = PMPI_Wtime() + kCloseWaitSeconds;
-    while (!exchange_.test() && PMPI_Wtime() < deadline) {
-    }
-    if (exchange_.active()) return false;
-  }
-  round_open_ = false;
-  recv_done_ = true;
-  return true;
+  // Peers must never wait for this rank: start its part first.
+  publish(kNaN);
+  return channel_.close();
 }
 
 bool Predictor::settle() {
   std::lock_guard<std::mutex> lock(mu_);
   publish(kNaN);  // done already by close()
-  if (!exchange_.test()) return false;
-  round_open_ = false;
-  recv_done_ = true;
-  return true;
+  return channel_.settle();
 }
 
 void Predictor::park(std::shared_ptr<Predictor> p, MPI_Comm xchg) {
-  std::lock_guard<std::mutex> lock(parked_mu());
-  parked_list().push_back(Parked{std::move(p), xchg});
-  log().debug("a communicator was freed with its prediction round still running: parked ({} parked)",
-              parked_list().size());
-}
-
-void Predictor::test_parked() {
-  std::vector<Parked> done;
-  {
-    std::lock_guard<std::mutex> lock(parked_mu());
-    auto& list = parked_list();
-    for (auto it = list.begin(); it != list.end();) {
-      if (it->pred->settle()) {
-        done.push_back(std::move(*it));
-        it = list.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-  // Like every private duplicate, freed without synchronising (a local
-  // operation in the MPI libraries papshim supports).
-  for (auto& d : done)
-    if (d.xchg != MPI_COMM_NULL) PMPI_Comm_free(&d.xchg);
+  ParkedRounds::park([p] { return p->settle(); }, xchg);
 }
 
 void Predictor::finish_all(const std::vector<std::shared_ptr<Predictor>>& live) {
-  std::vector<Parked> parked;
-  {
-    std::lock_guard<std::mutex> lock(parked_mu());
-    parked.swap(parked_list());
-  }
-  // Every rank started each of these rounds (at its close(), its
-  // publish_final() or its call).  A rank advances only the exchanges it
-  // tests, and ranks may hold them in different orders, so all are advanced
-  // together until all are complete: waiting for one alone could wait for a
-  // peer that waits for another.
-  std::vector<Predictor*> open;
-  for (const auto& p : live) open.push_back(p.get());
-  for (const auto& d : parked) open.push_back(d.pred.get());
-  while (!open.empty()) {
-    open.erase(std::remove_if(open.begin(), open.end(), [](Predictor* p) { return p->settle(); }), open.end());
-    if (!open.empty()) std::this_thread::yield();
-  }
-  for (auto& d : parked)
-    if (d.xchg != MPI_COMM_NULL) PMPI_Comm_free(&d.xchg);
-}
-
-std::size_t Predictor::parked() {
-  std::lock_guard<std::mutex> lock(parked_mu());
-  return parked_list().size();
+  std::vector<ParkedRounds::Settle> settle;
+  settle.reserve(live.size());
+  for (const auto& p : live) settle.emplace_back([q = p.get()] { return q->settle(); });
+  ParkedRounds::finish_all(settle);
 }
 
 }  // namespace papshim

@@ -18,7 +18,7 @@ int delete_context(MPI_Comm, int, void* attr, void*) {
 // Frees what a context owns (no MPI call on the user's communicator).
 void release(CommContext* ctx) {
   // A round whose exchange is still running keeps the predictor and the
-  // private duplicate alive (parked) until it completes (predictor.h).
+  // private duplicate alive (parked) until it completes (predictor/round_channel.h).
   Predictor::test_parked();
   if (ctx->pred && !ctx->pred->close()) {
     Predictor::park(ctx->pred, ctx->priv);

@@ -31,7 +31,7 @@ const NodeMap* hosts_for(Collective c, const NodeMap* nodes) {
 // `nodes` (hosts_for): the schedule runs between hosts, one per leader, each
 // arriving with its latest rank.
 SelectInput select_input(const CallShape& shape, int nprocs, int rank, const std::vector<double>& arrival,
-                         const Corrections& corrections, const NodeMap* nodes, double noise = 0) {
+                         const CostLearner& corrections, const NodeMap* nodes, double noise = 0) {
   const Runtime& rt = runtime();
   SelectInput in;
   in.coll = static_cast<Collective>(shape.coll);
@@ -160,7 +160,7 @@ DecisionInputs decision_inputs(Collective c, const CallShape& shape, int nprocs,
   if (!in.screened_out.empty()) return in;
   if (in.reproducible) {
     // Timing-free: no arrivals, no learned costs, between all ranks.
-    in.select = select_input(shape, nprocs, rank, {}, Corrections{}, nullptr);
+    in.select = select_input(shape, nprocs, rank, {}, CostLearner{}, nullptr);
     return in;
   }
   const NodeMap* nodes = hosts_for(c, hosts);
@@ -170,11 +170,11 @@ DecisionInputs decision_inputs(Collective c, const CallShape& shape, int nprocs,
     // learned costs.
     in.select = select_input(shape, nprocs, rank,
                              round ? round->arrival : std::vector<double>(static_cast<std::size_t>(nprocs), 0.0),
-                             Corrections{}, nodes);
+                             CostLearner{}, nodes);
   } else if (round) {
     in.select = select_input(shape, nprocs, rank, round->arrival, round->corrections, nodes, round->noise);
   } else {
-    in.select = select_input(shape, nprocs, rank, {}, Corrections{}, nodes);
+    in.select = select_input(shape, nprocs, rank, {}, CostLearner{}, nodes);
   }
   return in;
 }
@@ -224,12 +224,7 @@ std::uint64_t inputs_hash(const DecisionInputs& in) {
   word(static_cast<std::uint64_t>(s.tree_segsize));
   h = mix_double(h, s.margin);
   h = mix_double(h, s.noise);
-  // The learned factors, in an order that does not depend on the map's.
-  std::uint64_t factors = 0;
-  for (const auto& [key, value] : s.correction)
-    factors += mix_double(fnv1a_word(kFnvOffset, static_cast<std::uint64_t>(key)), value);
-  word(s.correction.size());
-  word(factors);
+  word(s.correction.fingerprint());  // the learned factors and counts
   word(s.reproducible);
   word(s.simulate);
   return h;

@@ -194,70 +194,80 @@ TEST(RoundMessage, CorrectionsLearnOnlyFromWellPredictedCalls) {
   auto msg = [nan](double elapsed, double err) { return RoundMessage{1.0, elapsed, 1.0, nan, nan, nan, 0, err}; };
   const RanDecision ran{0, 7, 0.100};  // allreduce, algorithm 7, predicted 100 ms
   const RanDecision native{0, static_cast<int>(Algo::Native), 0.100};
-  const int own = 0 * 64 + 7, common = 0 * 64 + kCommonCorrection, calls = kCorrectionCalls + 7;
+  const Collective ar = Collective::Allreduce, rd = Collective::Reduce;
+  const Algo seven = static_cast<Algo>(7);
   // Every rank 20 ms late (shared, not a misprediction), 150 ms measured.
   std::vector<RoundMessage> msgs(4, msg(0.150, 0.020));
-  Corrections f{{64 + 3, 2.0}, {64 + kCommonCorrection, 3.0}, {common, 1.2}};
+  CostLearner f;
+  f.set_own(rd, static_cast<Algo>(3), 2.0);
+  f.set_common(rd, 3.0);
+  f.set_common(ar, 1.2);
   // Algorithm 7's first call warms it up: it only counts.
   update_corrections(f, ran, msgs.data(), 4);
-  EXPECT_NEAR(f[common], 1.2, 1e-12);
-  EXPECT_EQ(f.count(own), 0u);
-  EXPECT_EQ(f[calls], 1.0);
-  EXPECT_NEAR(f[64 + 3], std::pow(2.0, 0.98), 1e-12);    // unused: drifts towards 1
-  f[64 + 3] = 2.0;
+  EXPECT_NEAR(f.common(ar), 1.2, 1e-12);
+  EXPECT_EQ(f.own(ar, seven), 1.0);
+  EXPECT_EQ(f.calls(ar, seven), 1);
+  EXPECT_NEAR(f.own(rd, static_cast<Algo>(3)), std::pow(2.0, 0.98), 1e-12);  // unused: drifts towards 1
+  f.set_own(rd, static_cast<Algo>(3), 2.0);
   update_corrections(f, ran, msgs.data(), 4);
-  EXPECT_NEAR(f[common], 1.2 * std::sqrt(1.5), 1e-12);  // native has not run: it learns from algorithm 7
-  EXPECT_NEAR(f[own], std::sqrt(1.5), 1e-12);            // its first taught call: all the half left
-  EXPECT_EQ(f[calls], 2.0);
-  EXPECT_NEAR(f[64 + 3], std::pow(2.0, 0.98), 1e-12);    // unused: drifts towards 1
-  EXPECT_NEAR(f[64 + kCommonCorrection], 3.0, 1e-12);    // a common factor never drifts
+  EXPECT_NEAR(f.common(ar), 1.2 * std::sqrt(1.5), 1e-12);  // native has not run: it learns from algorithm 7
+  EXPECT_NEAR(f.own(ar, seven), std::sqrt(1.5), 1e-12);  // its first taught call: all the half left
+  EXPECT_EQ(f.calls(ar, seven), 2);
+  EXPECT_NEAR(f.own(rd, static_cast<Algo>(3)), std::pow(2.0, 0.98), 1e-12);  // unused: drifts towards 1
+  EXPECT_NEAR(f.common(rd), 3.0, 1e-12);  // a common factor never drifts
   EXPECT_NEAR(error_reach(msgs.data(), 4), 0.0, 1e-15);
   // Native ran: the common factor learns, the own ones drift.  Its first
   // call sets it to what native measured (1.5 times the prediction, which
   // carried the factor); later ones to their mean, then by half the error.
   update_corrections(f, native, msgs.data(), 4);
   const double taught = 1.2 * std::pow(1.5, 1.5);
-  EXPECT_NEAR(f[common], taught, 1e-12);
-  Corrections n{{common, 2.0}, {kCorrectionCalls, 1.0}};
+  EXPECT_NEAR(f.common(ar), taught, 1e-12);
+  CostLearner n;
+  n.set_common(ar, 2.0);
+  n.set_calls(ar, Algo::Native, 1);
   update_corrections(n, native, msgs.data(), 4);
-  EXPECT_NEAR(n[common], 2.0 * std::pow(1.5, 1.0 / 2), 1e-12);
-  n[kCorrectionCalls] = kTrialCalls;
+  EXPECT_NEAR(n.common(ar), 2.0 * std::pow(1.5, 1.0 / 2), 1e-12);
+  n.set_calls(ar, Algo::Native, kTrialCalls);
   update_corrections(n, native, msgs.data(), 4);
-  EXPECT_NEAR(n[common], 2.0 * std::pow(1.5, 1.0 / 2) * std::pow(1.5, 0.5), 1e-12);
-  EXPECT_NEAR(f[own], std::pow(std::sqrt(1.5), 0.98), 1e-12);
-  EXPECT_EQ(f[calls], 2.0);  // a count never drifts
+  EXPECT_NEAR(n.common(ar), 2.0 * std::pow(1.5, 1.0 / 2) * std::pow(1.5, 0.5), 1e-12);
+  EXPECT_NEAR(f.own(ar, seven), std::pow(std::sqrt(1.5), 0.98), 1e-12);
+  EXPECT_EQ(f.calls(ar, seven), 2);  // a count never drifts
   // From now on algorithm 7's calls teach its own factor only.  Its last
   // trial call, predicted with the common factor alone, ran 1.5 times that:
   // the mean of its two taught calls.
-  double before = f[own];
+  double before = f.own(ar, seven);
   update_corrections(f, ran, msgs.data(), 4);
-  EXPECT_NEAR(f[common], taught, 1e-12);
-  EXPECT_NEAR(f[own], std::sqrt(before * 1.5), 1e-12);
-  EXPECT_EQ(f[calls], static_cast<double>(kTrialCalls));
+  EXPECT_NEAR(f.common(ar), taught, 1e-12);
+  EXPECT_NEAR(f.own(ar, seven), std::sqrt(before * 1.5), 1e-12);
+  EXPECT_EQ(f.calls(ar, seven), kTrialCalls);
   // Off trial, its prediction carried its own factor too: 0.3 of the error.
-  before = f[own];
+  before = f.own(ar, seven);
   update_corrections(f, ran, msgs.data(), 4);
-  EXPECT_NEAR(f[own], before * std::pow(1.5, 0.3), 1e-12);
-  EXPECT_NEAR(f[common], taught, 1e-12);
+  EXPECT_NEAR(f.own(ar, seven), before * std::pow(1.5, 0.3), 1e-12);
+  EXPECT_NEAR(f.common(ar), taught, 1e-12);
   // One rank 40 ms off the others: no factor learns, the own factors drift.
   msgs[2].last_error = 0.060;
   EXPECT_NEAR(error_reach(msgs.data(), 4), 0.040, 1e-15);
-  Corrections g{{own, 1.2}, {common, 1.3}};
+  CostLearner g;
+  g.set_own(ar, seven, 1.2);
+  g.set_common(ar, 1.3);
   update_corrections(g, ran, msgs.data(), 4);
-  EXPECT_NEAR(g[own], std::pow(1.2, 0.98), 1e-12);
-  EXPECT_NEAR(g[common], 1.3, 1e-12);
-  EXPECT_EQ(g[calls], 1.0);  // but it counts towards the trial
+  EXPECT_NEAR(g.own(ar, seven), std::pow(1.2, 0.98), 1e-12);
+  EXPECT_NEAR(g.common(ar), 1.3, 1e-12);
+  EXPECT_EQ(g.calls(ar, seven), 1);  // but it counts towards the trial
   // 9 ms off (under a tenth of 100 ms): it learns.
   msgs[2].last_error = 0.029;
-  Corrections h{{calls, 1.0}};
+  CostLearner h;
+  h.set_calls(ar, seven, 1);
   update_corrections(h, ran, msgs.data(), 4);
-  EXPECT_NEAR(h[common], std::sqrt(1.5), 1e-12);
+  EXPECT_NEAR(h.common(ar), std::sqrt(1.5), 1e-12);
   // No errors known (no prediction before): it learns as before.
   for (auto& m : msgs) m.last_error = nan;
   EXPECT_TRUE(std::isnan(error_reach(msgs.data(), 4)));
-  Corrections k{{calls, 1.0}};
+  CostLearner k;
+  k.set_calls(ar, seven, 1);
   update_corrections(k, ran, msgs.data(), 4);
-  EXPECT_NEAR(k[common], std::sqrt(1.5), 1e-12);
+  EXPECT_NEAR(k.common(ar), std::sqrt(1.5), 1e-12);
 }
 
 TEST(RoundMessage, EdgesFromTheAnchorByMajorityOfEdgeSenders) {

@@ -130,7 +130,7 @@ std::vector<SelectInput> timings(const SelectInput& base, std::mt19937& rng) {
     in.cost = {1e-6 + 1e-4 * u(rng), 1e-11 + 1e-8 * u(rng), 1e-11 + 1e-9 * u(rng)};
     for (Algo a : {Algo::Native, Algo::Prr, Algo::Slt, Algo::Clairvoyant, Algo::SortedBinomial,
                    Algo::DirectAllreduce, Algo::Binomial})
-      in.correction[static_cast<int>(in.coll) * 64 + static_cast<int>(a)] = 0.2 + 3 * u(rng);
+      in.correction.set_own(in.coll, a, 0.2 + 3 * u(rng));
     out.push_back(in);
   }
   return out;

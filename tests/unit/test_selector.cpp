@@ -25,8 +25,7 @@ SelectInput one_late(Collective c, double delay_s, std::size_t count = 1 << 20) 
 
 // Native's calls have taught the common factor: candidates may go on trial.
 void native_measured(SelectInput& in) {
-  in.correction[static_cast<int>(in.coll) * 64 + kCorrectionCalls + static_cast<int>(Algo::Native)] =
-      kNativeCallsBeforeTrials;
+  in.correction.set_calls(in.coll, Algo::Native, kNativeCallsBeforeTrials);
 }
 
 // A NaN or infinite predicted arrival anywhere (not only where min and max
@@ -69,13 +68,12 @@ TEST(Selector, BalancedReduceTriesTheTreeAgainstNative) {
     EXPECT_NE(trial.why.find("on trial"), std::string::npos) << trial.why;
     ASSERT_TRUE(trial.schedule);
     for (double t : trial.params.arrival) EXPECT_EQ(t, 0.0);  // never the noise's spread
-    const int base = static_cast<int>(Collective::Reduce) * 64;
-    in.correction[base + kCorrectionCalls + static_cast<int>(Algo::SortedBinomial)] = kTrialCalls;
-    in.correction[base + static_cast<int>(Algo::SortedBinomial)] = 0.4;  // measured 2.5 times faster
+    in.correction.set_calls(Collective::Reduce, Algo::SortedBinomial, kTrialCalls);
+    in.correction.set_own(Collective::Reduce, Algo::SortedBinomial, 0.4);  // measured 2.5 times faster
     const Selection won = select_algorithm(in);
     EXPECT_EQ(won.pick, Algo::SortedBinomial) << format_selection(won);
     EXPECT_EQ(won.why.find("on trial"), std::string::npos) << won.why;
-    in.correction[base + static_cast<int>(Algo::SortedBinomial)] = 0.95;  // not by the margin
+    in.correction.set_own(Collective::Reduce, Algo::SortedBinomial, 0.95);  // not by the margin
     EXPECT_EQ(select_algorithm(in).pick, Algo::Native);
   }
 }
@@ -128,12 +126,12 @@ TEST(Selector, TreeSegmentsFollowTheSegmentSize) {
 // calls); an arrival-aware candidate's own factor multiplies it.
 TEST(Selector, CommonFactorTimesOwnFactor) {
   SelectInput in = one_late(Collective::Reduce, 0.020);
-  const int base = static_cast<int>(Collective::Reduce) * 64;
-  in.correction[base + kCommonCorrection] = 2.0;
-  in.correction[base + static_cast<int>(Algo::SortedBinomial)] = 0.8;
-  in.correction[base + static_cast<int>(Algo::Clairvoyant)] = 3.0;  // on trial: not applied yet
-  in.correction[base + kCorrectionCalls + static_cast<int>(Algo::SortedBinomial)] = kTrialCalls;
-  in.correction[base + static_cast<int>(Algo::Native)] = 5.0;  // not a key the feedback writes: ignored
+  const Collective rd = Collective::Reduce;
+  in.correction.set_common(rd, 2.0);
+  in.correction.set_own(rd, Algo::SortedBinomial, 0.8);
+  in.correction.set_own(rd, Algo::Clairvoyant, 3.0);  // on trial: not applied yet
+  in.correction.set_calls(rd, Algo::SortedBinomial, kTrialCalls);
+  in.correction.set_own(rd, Algo::Native, 5.0);  // native has no own factor: ignored
   const Selection s = select_algorithm(in);
   ASSERT_FALSE(s.table.empty());
   for (const auto& c : s.table) {
@@ -161,17 +159,16 @@ TEST(Selector, WithinTheMarginAPickOnTrialRuns) {
     EXPECT_LE(first.predicted, 1.1 * native + 0.25 * first.message_time + 2 * in.cost.alpha);
     // Before native has been measured there is nothing to try it against.
     SelectInput unmeasured = in;
-    unmeasured.correction.clear();
+    unmeasured.correction = CostLearner{};
     EXPECT_EQ(select_algorithm(unmeasured).pick, Algo::Native);
     // Measured well above its model, but fewer than kTrialCalls times:
     // still on trial, judged by the common factor alone.
-    const int base = static_cast<int>(Collective::Allreduce) * 64;
-    in.correction[base + static_cast<int>(first.pick)] = 1.5;
-    in.correction[base + kCorrectionCalls + static_cast<int>(first.pick)] = kTrialCalls - 1;
+    in.correction.set_own(Collective::Allreduce, first.pick, 1.5);
+    in.correction.set_calls(Collective::Allreduce, first.pick, kTrialCalls - 1);
     EXPECT_EQ(select_algorithm(in).pick, first.pick);
     // Measured often enough: now judged with its own factor, not worth
     // running (another candidate on trial may get its turn).
-    in.correction[base + kCorrectionCalls + static_cast<int>(first.pick)] = kTrialCalls;
+    in.correction.set_calls(Collective::Allreduce, first.pick, kTrialCalls);
     const Selection again = select_algorithm(in);
     EXPECT_NE(again.pick, first.pick) << format_selection(again);
   }

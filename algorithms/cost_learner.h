@@ -1,0 +1,98 @@
+// Measured corrections of the cost model: what auto learns from the calls
+// papshim ran, multiplied into every prediction (SelectInput::correction,
+// selector.cpp correction_for).
+//
+// Works as follows.  Per collective a common factor (measured / modelled
+// time: most of what a model misses is the machine's, the same for every
+// algorithm) is taught by native's calls, or by whatever ran until native
+// has run; per arrival-aware algorithm an own factor learns what stays
+// after the common one.  A call teaches from the ranks' mean elapsed time
+// and the model's prediction for what ran, both identical on every rank
+// (one prediction round's messages), so every rank holds the same factors.
+// Call counts: how many calls an algorithm ran (its trial, kTrialCalls),
+// and for native how many taught the common factor.  Factors start at 1,
+// counts at 0; own factors that did not learn drift back towards 1.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+
+#include "algorithms/catalog.h"
+#include "algorithms/schedule.h"
+
+namespace papshim {
+
+// Until a candidate has run this many calls it is on trial: predicted with
+// the common factor alone (selector.h).
+constexpr int kTrialCalls = 3;
+
+// One call as the learner sees it: identical on every rank.
+struct MeasuredCall {
+  Collective coll = Collective::Allreduce;
+  Algo algo = Algo::Native;
+  // The cost model's mean elapsed for what ran, seconds (0: not modelled:
+  // the call teaches and counts nothing).
+  double predicted = 0;
+  // The ranks' mean elapsed time in it, seconds (NaN or <= 0: unknown).
+  double measured = std::numeric_limits<double>::quiet_NaN();
+  // How far its arrivals strayed from the prediction, apart from what every
+  // rank shares (error_reach, predictor/arrival_model.h; NaN: unknown).
+  double reach = std::numeric_limits<double>::quiet_NaN();
+};
+
+class CostLearner {
+ public:
+  // Algo values index the factors: room for this many.
+  static constexpr int kMaxAlgos = 32;
+  static_assert(static_cast<int>(Algo::StragglerAllgather) < kMaxAlgos, "an Algo value beyond the learner's room");
+
+  // The collective's common factor (1 until taught).
+  double common(Collective c) const { return of(c).common; }
+  // Algorithm `a`'s own factor on collective `c` (1 until taught; always 1
+  // for native, which has none).
+  double own(Collective c, Algo a) const;
+  // The calls `a` ran on `c` (native: the calls that taught the common
+  // factor).
+  std::int64_t calls(Collective c, Algo a) const;
+
+  // Set by hand (tests).  Native has no own factor: set_own ignores it, as
+  // it ignores an Algo beyond kMaxAlgos.
+  void set_common(Collective c, double f) { of(c).common = f; }
+  void set_own(Collective c, Algo a, double f);
+  void set_calls(Collective c, Algo a, std::int64_t n);
+
+  // Folds one call into the factors: its collective's common one, and the
+  // own one of the arrival-aware algorithm that ran; not when its arrivals
+  // strayed from the prediction by more than a tenth of its predicted time
+  // (call.reach).  Counts the call towards the algorithm's trial either
+  // way; every own factor (of any collective) that did not learn drifts
+  // towards 1.  The same on every rank, from the same call.
+  void learn(const MeasuredCall& call);
+
+  // A hash of every factor and count (PAPSHIM_CHECK compares it across
+  // ranks): equal learners give equal fingerprints.
+  std::uint64_t fingerprint() const;
+
+ private:
+  struct AlgoCosts {
+    double own = 1.0;
+    std::int64_t calls = 0;
+  };
+  struct CollectiveCosts {
+    double common = 1.0;
+    std::int64_t native_calls = 0;           // native's calls that taught `common`
+    std::array<AlgoCosts, kMaxAlgos> algo{};  // by Algo value; native's slot unused
+  };
+  static_assert(sizeof(CollectiveCosts) == (2 + 2 * kMaxAlgos) * 8, "no padding: fingerprint() hashes the bytes");
+  static constexpr int kCollectives = 3;
+  static bool known(Collective c, Algo a);
+  CollectiveCosts& of(Collective c) { return colls_[static_cast<std::size_t>(c)]; }
+  const CollectiveCosts& of(Collective c) const { return colls_[static_cast<std::size_t>(c)]; }
+  // Every own factor but `kept`'s (null: all) moves towards 1.
+  void drift(const AlgoCosts* kept);
+
+  std::array<CollectiveCosts, kCollectives> colls_{};
+};
+
+}  // namespace papshim

@@ -1,0 +1,108 @@
+// Tests for the cost learner (algorithms/cost_learner.h).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "algorithms/cost_learner.h"
+
+namespace papshim {
+namespace {
+
+constexpr double kNaN = NAN;
+constexpr Collective kAr = Collective::Allreduce, kRd = Collective::Reduce, kAg = Collective::Allgather;
+
+// Untaught: every factor 1, every count 0; native has no own factor.
+TEST(CostLearner, StartsAtOneAndZero) {
+  CostLearner f;
+  for (Collective c : {kAr, kRd, kAg}) {
+    EXPECT_EQ(f.common(c), 1.0);
+    for (int a = 0; a < CostLearner::kMaxAlgos; ++a) {
+      EXPECT_EQ(f.own(c, static_cast<Algo>(a)), 1.0);
+      EXPECT_EQ(f.calls(c, static_cast<Algo>(a)), 0);
+    }
+  }
+  f.set_own(kRd, Algo::Native, 5.0);
+  EXPECT_EQ(f.own(kRd, Algo::Native), 1.0);
+  f.set_calls(kRd, Algo::Native, 2);  // native's count: the calls that taught the common factor
+  EXPECT_EQ(f.calls(kRd, Algo::Native), 2);
+  EXPECT_EQ(f.calls(kAr, Algo::Native), 0);
+  f.set_own(kAg, Algo::Sparbit, 0.5);
+  EXPECT_EQ(f.own(kAg, Algo::Sparbit), 0.5);
+  EXPECT_EQ(f.own(kAr, Algo::Sparbit), 1.0);
+}
+
+// A call nothing modelled (predicted 0) teaches and counts nothing; the own
+// factors of every collective drift towards 1 all the same.
+TEST(CostLearner, UnmodelledCallOnlyDrifts) {
+  CostLearner f;
+  f.set_own(kRd, Algo::SortedBinomial, 2.0);
+  f.set_own(kAr, Algo::Prr, 0.5);
+  f.set_common(kAr, 1.5);
+  MeasuredCall call;
+  call.algo = Algo::Prr;
+  call.measured = 1e-3;
+  f.learn(call);
+  EXPECT_EQ(f.own(kRd, Algo::SortedBinomial), std::pow(2.0, 0.98));
+  EXPECT_EQ(f.own(kAr, Algo::Prr), std::pow(0.5, 0.98));
+  EXPECT_EQ(f.common(kAr), 1.5);
+  EXPECT_EQ(f.calls(kAr, Algo::Prr), 0);
+}
+
+// A fixed sequence of calls gives, bit for bit, the factors the learner's
+// first form (an unordered_map<int, double> keyed coll * 64 + ..., updated
+// by predictor.cpp's update_corrections) gave for it: decisions and the
+// factors printed in the candidate tables depend on every bit.
+TEST(CostLearner, SameFactorsAsTheKeyedMap) {
+  struct Call {
+    Collective coll;
+    Algo algo;
+    double predicted, measured, reach;
+  };
+  const std::vector<Call> calls = {
+      {kAr, Algo::Native, 1e-3, 1.3e-3, kNaN},  {kAr, Algo::Native, 1.2e-3, 1.5e-3, 0},
+      {kAr, Algo::Prr, 1e-3, 2e-3, kNaN},       {kAr, Algo::Prr, 1e-3, 0.8e-3, 0},
+      {kRd, Algo::SortedBinomial, 2e-3, 1e-3, kNaN}, {kAr, Algo::Prr, 1e-3, 0.9e-3, 5e-4},
+      {kAr, Algo::Native, 1e-3, 1.1e-3, 0},     {kAr, Algo::Prr, 1e-3, 0.7e-3, kNaN},
+      {kRd, Algo::SortedBinomial, 2e-3, 1e-3, 1e-4}, {kAr, Algo::Native, 1e-3, 0.2, kNaN},
+      {kAg, Algo::Sparbit, 0, 1e-3, kNaN},      {kRd, Algo::Native, 1e-3, 1e-3, kNaN},
+      {kAr, Algo::Prr, 1e-3, 0.75e-3, 0},       {kRd, Algo::SortedBinomial, 2e-3, 1.2e-3, kNaN},
+  };
+  // After each call: allreduce's common factor and native's count, PRR's
+  // own factor and count, reduce's common factor and native's count, the
+  // sorted binomial tree's own factor and count.
+  const double expected[][8] = {
+      {0x1.4ccccccccccccp+0, 1, 0x1p+0, 0, 0x1p+0, 0, 0x1p+0, 0},
+      {0x1.7414eb0abf14p+0, 2, 0x1p+0, 0, 0x1p+0, 0, 0x1p+0, 0},
+      {0x1.7414eb0abf14p+0, 2, 0x1p+0, 1, 0x1p+0, 0, 0x1p+0, 0},
+      {0x1.7414eb0abf14p+0, 2, 0x1.999999999999ap-1, 2, 0x1p+0, 0, 0x1p+0, 0},
+      {0x1.7414eb0abf14p+0, 2, 0x1.9b6e9c9ab9a53p-1, 2, 0x1p+0, 0, 0x1p+0, 1},
+      {0x1.7414eb0abf14p+0, 2, 0x1.9d3c474a57713p-1, 3, 0x1p+0, 0, 0x1p+0, 1},
+      {0x1.8017b17deb07p+0, 3, 0x1.9f02acd352cb5p-1, 3, 0x1p+0, 0, 0x1p+0, 1},
+      {0x1.8017b17deb07p+0, 3, 0x1.74e588ba7b47cp-1, 4, 0x1p+0, 0, 0x1p+0, 1},
+      {0x1.8017b17deb07p+0, 3, 0x1.7744ba52ce4f4p-1, 4, 0x1.6a09e667f3bcdp-1, 0, 0x1.6a09e667f3bccp-1, 2},
+      {0x1.537e393197ca1p+3, 4, 0x1.799b864944177p-1, 4, 0x1.6a09e667f3bcdp-1, 0, 0x1.6c8e8db9f3aaep-1, 2},
+      {0x1.537e393197ca1p+3, 4, 0x1.7be9f75e1a611p-1, 4, 0x1.6a09e667f3bcdp-1, 0, 0x1.6f0aaa0b9fccbp-1, 2},
+      {0x1.537e393197ca1p+3, 4, 0x1.7e30191373c73p-1, 4, 0x1.6a09e667f3bcdp-1, 1, 0x1.717e424b57df9p-1, 2},
+      {0x1.537e393197ca1p+3, 4, 0x1.5e962a5accf36p-1, 5, 0x1.6a09e667f3bcdp-1, 1, 0x1.73e95e573e87p-1, 2},
+      {0x1.537e393197ca1p+3, 4, 0x1.61408b6a9422p-1, 5, 0x1.6a09e667f3bcdp-1, 1, 0x1.5202be194944ep-1, 3},
+  };
+  ASSERT_EQ(calls.size(), std::size(expected));
+  CostLearner f;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const Call& c = calls[i];
+    f.learn(MeasuredCall{c.coll, c.algo, c.predicted, c.measured, c.reach});
+    const double got[8] = {f.common(kAr),
+                           static_cast<double>(f.calls(kAr, Algo::Native)),
+                           f.own(kAr, Algo::Prr),
+                           static_cast<double>(f.calls(kAr, Algo::Prr)),
+                           f.common(kRd),
+                           static_cast<double>(f.calls(kRd, Algo::Native)),
+                           f.own(kRd, Algo::SortedBinomial),
+                           static_cast<double>(f.calls(kRd, Algo::SortedBinomial))};
+    for (int k = 0; k < 8; ++k) EXPECT_EQ(got[k], expected[i][k]) << "call " << i << ", value " << k;
+  }
+}
+
+}  // namespace
+}  // namespace papshim
