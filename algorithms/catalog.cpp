@@ -96,7 +96,6 @@ const std::vector<AlgoInfo>& table() {
 
 const std::vector<AlgoInfo>& all_algorithms() { return table(); }
 
-bool is_native(Algo a) { return a == Algo::Native; }
 
 const AlgoInfo& algo_info(Algo a) {
   for (const auto& i : table())

@@ -25,6 +25,8 @@ enum class Algo {
   Straggler,                                             // allreduce
   StragglerAllgather,                                    // allgather
 };
+// How many Algo values there are (they index per-algorithm state).
+constexpr int kAlgoCount = static_cast<int>(Algo::StragglerAllgather) + 1;
 
 // Builds a schedule; nullopt when the algorithm cannot serve these inputs
 // (e.g. recursive doubling on a non-power-of-two communicator).  May throw
@@ -69,7 +71,7 @@ struct AlgoInfo {
 
 const AlgoInfo& algo_info(Algo a);
 // Whether `a` is the MPI library's own collective (the "native" row).
-bool is_native(Algo a);
+inline bool is_native(Algo a) { return a == Algo::Native; }
 
 // The algorithm called `name` for collective `c`; nullopt for "auto" and
 // unknown names ("native" is the native row, for every collective).

@@ -27,22 +27,22 @@ bool CostLearner::known(Collective c, Algo a) {
 }
 
 double CostLearner::own(Collective c, Algo a) const {
-  if (a == Algo::Native || !known(c, a)) return 1.0;
+  if (is_native(a) || !known(c, a)) return 1.0;
   return of(c).algo[static_cast<std::size_t>(a)].own;
 }
 
 std::int64_t CostLearner::calls(Collective c, Algo a) const {
   if (!known(c, a)) return 0;
-  return a == Algo::Native ? of(c).native_calls : of(c).algo[static_cast<std::size_t>(a)].calls;
+  return is_native(a) ? of(c).native_calls : of(c).algo[static_cast<std::size_t>(a)].calls;
 }
 
 void CostLearner::set_own(Collective c, Algo a, double f) {
-  if (a != Algo::Native && known(c, a)) of(c).algo[static_cast<std::size_t>(a)].own = f;
+  if (!is_native(a) && known(c, a)) of(c).algo[static_cast<std::size_t>(a)].own = f;
 }
 
 void CostLearner::set_calls(Collective c, Algo a, std::int64_t n) {
   if (!known(c, a)) return;
-  if (a == Algo::Native)
+  if (is_native(a))
     of(c).native_calls = n;
   else
     of(c).algo[static_cast<std::size_t>(a)].calls = n;
@@ -72,7 +72,7 @@ void CostLearner::learn(const MeasuredCall& call) {
     return;
   }
   CollectiveCosts& cc = of(call.coll);
-  const bool native = call.algo == Algo::Native;
+  const bool native = is_native(call.algo);
   AlgoCosts* mine = native ? nullptr : &cc.algo[static_cast<std::size_t>(call.algo)];
   const bool informative = !(call.reach > kMispredicted * call.predicted);  // NaN (not known) counts
   // An algorithm's first call on a communicator warms it up (first touch of

@@ -45,7 +45,7 @@ class CostLearner {
  public:
   // Algo values index the factors: room for this many.
   static constexpr int kMaxAlgos = 32;
-  static_assert(static_cast<int>(Algo::StragglerAllgather) < kMaxAlgos, "an Algo value beyond the learner's room");
+  static_assert(kAlgoCount <= kMaxAlgos, "an Algo value beyond the learner's room");
 
   // The collective's common factor (1 until taught).
   double common(Collective c) const { return of(c).common; }

@@ -89,7 +89,7 @@ const char* screen(const SelectInput& in, Selection& s, bool& balanced) {
 // it has run fewer than kTrialCalls calls (identical on every rank, as the
 // factors are).
 bool on_trial(const SelectInput& in, Algo a) {
-  if (a == Algo::Native) return false;
+  if (is_native(a)) return false;
   return in.correction.calls(in.coll, a) < kTrialCalls;
 }
 
@@ -106,7 +106,7 @@ bool native_measured(const SelectInput& in) {
 // rests on too few calls to judge it by (one may be an outlier): the common
 // factor alone.
 double correction_for(const SelectInput& in, Algo a) {
-  const bool own = a != Algo::Native && !on_trial(in, a);
+  const bool own = !is_native(a) && !on_trial(in, a);
   return in.correction.common(in.coll) * (own ? in.correction.own(in.coll, a) : 1.0);
 }
 
@@ -256,6 +256,37 @@ std::string format_selection(const Selection& s) {
     out += line;
   }
   return out;
+}
+
+SelectInput make_select_input(const SelectPolicy& policy, const CallShape& shape, int nprocs, int rank,
+                              const std::vector<double>& arrival, const CostLearner& learned, const NodeMap* hosts,
+                              double noise) {
+  SelectInput in;
+  in.coll = shape.coll;
+  in.nprocs = hosts ? hosts->nnodes : nprocs;
+  in.rank = hosts ? hosts->node_index : rank;  // only this rank's program of the pick is built
+  in.root = hosts ? hosts->node_of[static_cast<std::size_t>(shape.root)] : shape.root;
+  in.count = static_cast<std::size_t>(shape.count);
+  in.elem_size = static_cast<std::size_t>(shape.type_size);
+  if (hosts && !arrival.empty()) in.arrival = hosts->latest(arrival);
+  else if (hosts) in.arrival.assign(static_cast<std::size_t>(hosts->nnodes), 0.0);
+  else in.arrival = arrival;
+  in.cost = policy.cost;
+  in.commutative = shape.commutative;
+  in.clv_segments = policy.clv_segments;
+  in.tree_segsize = policy.tree_segsize;
+  in.correction = learned;
+  in.noise = noise;
+  in.reproducible = policy.reproducible;  // timing-free schedules (algorithms/reproducible.h)
+  return in;
+}
+
+std::shared_ptr<const Selection> select_ahead(const SelectPolicy& policy, const CallShape& shape, int nprocs,
+                                              int rank, const std::vector<double>& arrival,
+                                              const CostLearner& learned, const NodeMap* hosts, double noise) {
+  if (!policy.weighs(shape.coll, shape.bytes())) return nullptr;  // helper CPU spent for nothing
+  return std::make_shared<const Selection>(select_algorithm(make_select_input(
+      policy, shape, nprocs, rank, arrival, learned, runs_between_hosts(shape.coll) ? hosts : nullptr, noise)));
 }
 
 }  // namespace papshim

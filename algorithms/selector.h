@@ -33,12 +33,15 @@
 // of inputs that are identical on every rank.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "algorithms/call_shape.h"
 #include "algorithms/catalog.h"
 #include "algorithms/cost_learner.h"
+#include "algorithms/node_map.h"
 #include "algorithms/schedule.h"
 #include "common/cost_figures.h"
 
@@ -115,5 +118,45 @@ Selection select_algorithm(const SelectInput& in);
 
 // The candidate table as text (PAPSHIM_LOG_LEVEL=debug).
 std::string format_selection(const Selection& s);
+
+// The job-wide settings a selection reads besides the call and its round:
+// identical on every rank (checked at MPI_Init) and fixed after the start-up
+// calibration.
+struct SelectPolicy {
+  std::array<bool, 3> auto_mode{};  // by Collective: no forced algorithm
+  long min_bytes = 0;               // PAPSHIM_MIN_BYTES
+  CostFigures cost;                 // calibrated at MPI_Init
+  int clv_segments = 0;             // PAPSHIM_CLV_SEGMENTS (0: chosen by the selector)
+  long tree_segsize = 0;            // binomial trees' segment bytes, resolved (0: P segments)
+  bool reproducible = false;        // PAPSHIM_REPRODUCIBLE
+  // Whether auto mode weighs a call of `bytes` per rank (allgather: per
+  // block) on collective `c`: the one place of PAPSHIM_MIN_BYTES.
+  bool weighs(Collective c, long long bytes) const {
+    return auto_mode[static_cast<std::size_t>(c)] && bytes >= min_bytes;
+  }
+};
+
+// Whether collective `c`'s schedules run between hosts on a communicator
+// with several ranks on each of several hosts: the reductions do (the
+// hierarchy reduces within each host first); allgather runs between all
+// ranks.
+inline bool runs_between_hosts(Collective c) { return c != Collective::Allgather; }
+
+// The selector's input for a call of `shape` on `nprocs` ranks, `rank`
+// this process's: `arrival` (one per rank, or empty: none), the learned
+// factors and the prediction noise of its round.  `hosts` non-null: the
+// schedule runs between them, one per host, each arriving with its latest
+// rank.
+SelectInput make_select_input(const SelectPolicy& policy, const CallShape& shape, int nprocs, int rank,
+                              const std::vector<double>& arrival, const CostLearner& learned, const NodeMap* hosts,
+                              double noise);
+
+// Auto mode's selection for a call ahead of it (the helper thread, as soon
+// as the call's round completed), or nullptr where auto mode would not
+// weigh the call; `hosts`: the communicator's (null: one host), applied
+// as runs_between_hosts() says.
+std::shared_ptr<const Selection> select_ahead(const SelectPolicy& policy, const CallShape& shape, int nprocs,
+                                              int rank, const std::vector<double>& arrival,
+                                              const CostLearner& learned, const NodeMap* hosts, double noise);
 
 }  // namespace papshim

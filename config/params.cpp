@@ -17,17 +17,12 @@ std::string join(const std::vector<std::string>& v, const char* sep = "|") {
   return out;
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 [[noreturn]] void reject(const ParamSpec& p, const std::string& value, const std::string& accepted) {
   throw ConfigError(std::string(p.name) + "='" + value + "' is not accepted; accepted values: " + accepted);
 }
 
 std::string parse_choice(const ParamSpec& p, const std::string& raw) {
-  const std::string v = lower(raw);
+  const std::string v = to_lower(raw);
   if (std::find(p.choices.begin(), p.choices.end(), v) == p.choices.end()) reject(p, raw, join(p.choices));
   return v;
 }
@@ -51,7 +46,7 @@ double parse_double(const ParamSpec& p, const std::string& raw) {
 }
 
 bool parse_bool(const ParamSpec& p, const std::string& raw) {
-  const std::string v = lower(raw);
+  const std::string v = to_lower(raw);
   if (v == "1" || v == "yes" || v == "true" || v == "on") return true;
   if (v == "0" || v == "no" || v == "false" || v == "off" || v.empty()) return false;
   reject(p, raw, "1|0|yes|no|true|false|on|off");
@@ -63,7 +58,7 @@ std::string canonical(const ParamSpec& p, const std::string& value) {
   switch (p.type) {
     case ParamType::Choice: return parse_choice(p, value);
     case ParamType::Int:  // an integer, or one of the words in choices
-      if (std::find(p.choices.begin(), p.choices.end(), lower(value)) != p.choices.end()) return lower(value);
+      if (std::find(p.choices.begin(), p.choices.end(), to_lower(value)) != p.choices.end()) return to_lower(value);
       return std::to_string(parse_int(p, value));
     case ParamType::Bool: return parse_bool(p, value) ? "1" : "0";
     case ParamType::Double: {
@@ -273,6 +268,11 @@ std::string shown_accepted(const ParamSpec& p) {
 }
 
 }  // namespace
+
+std::string to_lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
 
 const std::vector<ParamSpec>& param_specs() {
   static const std::vector<ParamSpec> specs = make_specs();

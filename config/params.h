@@ -75,6 +75,9 @@ struct ParamSpec {
 
 const std::vector<ParamSpec>& param_specs();
 
+// `s` in lower case (ASCII), as every choice value is compared.
+std::string to_lower(std::string s);
+
 class ConfigError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -19,11 +19,11 @@ HelperThread& HelperThread::instance() {
 
 bool HelperThread::start_watch_only() {
   rounds_ = false;
-  return start(nullptr, 0);
+  return start(SelectPolicy{}, 0);
 }
 
-bool HelperThread::start(Precompute fn, long max_pause_ns) {
-  precompute_ = std::move(fn);
+bool HelperThread::start(const SelectPolicy& policy, long max_pause_ns) {
+  policy_ = policy;
   max_pause_ns_ = max_pause_ns;
   std::promise<bool> ready;
   auto started = ready.get_future();
@@ -99,7 +99,8 @@ void HelperThread::loop() {
         Precomputed p;
         p.seq = seq;
         p.shape = shape;
-        p.selection = precompute_(round, shape, it->nprocs, it->rank, it->nodes.get());
+        p.selection = select_ahead(policy_, shape, it->nprocs, it->rank, round.arrival, round.corrections,
+                                   it->nodes.get(), round.noise);
         it->pred->store_precomputed(std::move(p));
         precomputed_++;
       }

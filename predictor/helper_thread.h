@@ -14,7 +14,8 @@
 // except while an application thread is inside a collective papshim runs,
 // whose MPI calls progress the rounds' messages meanwhile,
 // and once it has, computes the decision for that call ahead of time (the
-// precompute callback: cost model, simulation, schedule) and leaves it in
+// selection of algorithms/selector.h, select_ahead, from the job-wide
+// SelectPolicy it was started with: cost model, simulation, schedule) and leaves it in
 // the predictor, so the application thread finds it ready at the entry.
 // When ranks outnumber cores, polls that advance nothing double the pause
 // (up to a millisecond) until one does.  Each time it wakes it also looks
@@ -29,7 +30,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -44,16 +44,13 @@ namespace papshim {
 
 class HelperThread {
  public:
-  using Precompute = std::function<std::shared_ptr<const Selection>(const RoundResult&, const CallShape&, int nprocs,
-                                                                     int rank, const NodeMap* nodes)>;
-
   // Starts the thread ("papshim-helper" in top -H, gdb and perf); false
   // (and no thread) when it could not start.  `max_pause_ns` > 0: the cores
   // are oversubscribed, so polls that find nothing new come less and less
   // often, the pause doubling from kMinPaceNs up to max_pause_ns (a round
   // still open at the next call's entry is completed by the application
   // thread there); 0: a poll every kMinPaceNs.
-  bool start(Precompute fn, long max_pause_ns = 0);
+  bool start(const SelectPolicy& policy, long max_pause_ns = 0);
   // Starts the thread for PAPSHIM_STALL_SECONDS alone, where the predictor
   // runs inline: it watches no rounds and never calls MPI, so it needs no
   // particular thread level.
@@ -113,7 +110,7 @@ class HelperThread {
 
  private:
   static constexpr int kMaxSkipped = 7;        // polls left out in a row while the application is in a collective
-  Precompute precompute_;
+  SelectPolicy policy_;  // what every selection reads besides the call and its round
   std::atomic<double> cpu_seconds_{0};
   std::atomic<std::uint64_t> precomputed_{0};
 };

@@ -13,9 +13,9 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 void update_corrections(CostLearner& factors, const RanDecision& ran, const RoundMessage* msgs, int nranks) {
   MeasuredCall call;
-  if (ran.coll >= 0 && ran.algo >= 0) {  // else nothing ran that was modelled: only the drift
-    call.coll = static_cast<Collective>(ran.coll);
-    call.algo = static_cast<Algo>(ran.algo);
+  if (ran.coll) {  // else nothing ran that was modelled: only the drift
+    call.coll = *ran.coll;
+    call.algo = ran.algo;
     call.predicted = ran.predicted;
   }
   if (nranks > 0) {
@@ -44,11 +44,11 @@ void Predictor::publish(double value, double anchored_phase, double edge_time, d
 void Predictor::round_complete() {
   const RoundMessage* msgs = channel_.messages();
   model_.on_round(channel_.seq(), msgs, size_);
-  if (rank_ == 0 && ran_.algo >= 0 && ran_.predicted > 0 && log().should_log(spdlog::level::debug)) {
+  if (rank_ == 0 && ran_.coll && ran_.predicted > 0 && log().should_log(spdlog::level::debug)) {
     double sum = 0;
     for (int p = 0; p < size_; ++p) sum += msgs[p].last_elapsed;
     log().debug("{} as it ran: {} measured {:.1f} us mean elapsed, predicted {:.1f} us",
-                to_string(static_cast<Collective>(ran_.coll)), algo_info(static_cast<Algo>(ran_.algo)).name,
+                to_string(*ran_.coll), algo_info(ran_.algo).name,
                 1e6 * sum / size_, 1e6 * ran_.predicted);
   }
   update_corrections(corrections_, ran_, msgs, size_);

@@ -42,6 +42,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "algorithms/call_shape.h"
 #include "algorithms/cost_learner.h"
 #include "algorithms/selector.h"
 #include "config/params.h"
@@ -51,19 +52,6 @@
 #include "predictor/round_policy.h"
 
 namespace papshim {
-
-// The arguments of a call that decide its algorithm, besides the vector.
-struct CallShape {
-  int coll = -1;
-  int count = 0;
-  int type_size = 0;
-  int root = 0;
-  bool commutative = true;
-  bool operator==(const CallShape& o) const {
-    return coll == o.coll && count == o.count && type_size == o.type_size && root == o.root &&
-           commutative == o.commutative;
-  }
-};
 
 // The result of a complete round: predicted arrivals and corrections.
 struct RoundResult {

@@ -4,13 +4,16 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+
+#include "algorithms/catalog.h"
 
 namespace papshim {
 
 // What ran in a call, for the measured-cost feedback and the round policy.
 struct RanDecision {
-  int coll = -1;
-  int algo = -1;          // Algo as int
+  std::optional<Collective> coll;  // none: no call ran before the round (the factors only drift)
+  Algo algo{};            // what ran (the library's own until a call ran)
   double predicted = 0;   // the cost model's mean elapsed for it, seconds (0: none)
   bool judged = false;    // the call used its round: auto weighed it, or a forced schedule was built on it
   bool quiet = false;     // ... auto weighed it and ran native

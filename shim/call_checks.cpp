@@ -74,13 +74,13 @@ bool for_each_basic(MPI_Datatype t, const Fn& fn, int depth = 0) {
   return ok;
 }
 
+}  // namespace
+
 int type_size(MPI_Datatype t) {
   int s = 0;
   PMPI_Type_size(t, &s);
   return s;
 }
-
-}  // namespace
 
 bool op_defined_for(MPI_Op op, MPI_Datatype type) {
   if (!builtin_op(op)) return true;

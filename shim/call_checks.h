@@ -26,6 +26,9 @@ const char* erroneous_arguments(const CallArgs& a, int comm_rank, int comm_size)
 // Non-empty: why this call cannot run one of papshim's algorithms.
 std::string ineligible(const CallArgs& a, int comm_size, bool needs_commutative);
 
+// The datatype's size in bytes (MPI_Type_size).
+int type_size(MPI_Datatype t);
+
 // Whether a built-in op is defined for every basic type the datatype is
 // made of (user-defined ops: always).  Unknown combinations count as not
 // defined, so they go to the MPI library.

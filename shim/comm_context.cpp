@@ -99,11 +99,12 @@ CommContext* CommRegistry::lookup(MPI_Comm comm) {
 }
 
 bool CommRegistry::ensure_private(CommContext& ctx) {
-  if (ctx.priv_state != CommContext::Private::None) return ctx.priv_state == CommContext::Private::Ready;
+  if (ctx.has_private() || ctx.priv_refused) return ctx.has_private();
   const long allowed = runtime().cfg.test_max_private;
   const int rc = allowed > 0 && made_ >= allowed ? MPI_ERR_INTERN : dup_returning_errors(ctx.user, &ctx.priv);
   if (rc != MPI_SUCCESS) {
-    ctx.priv_state = CommContext::Private::Refused;
+    ctx.priv = MPI_COMM_NULL;
+    ctx.priv_refused = true;
     if (refused_++ == 0) {
       char msg[MPI_MAX_ERROR_STRING] = {0};
       int len = 0;
@@ -136,7 +137,6 @@ bool CommRegistry::ensure_private(CommContext& ctx) {
   // Every input is job-wide, so every rank makes the same decision here.
   if (cfg.hierarchy && !cfg.reproducible && runtime().multi_node)
     ctx.hier = make_hierarchy(ctx.priv, ctx.rank, runtime().host_key);
-  ctx.priv_state = CommContext::Private::Ready;
   log().debug("private communicator for context id={:#x} size={} rank={}", ctx.id, ctx.size, ctx.rank);
   return true;
 }

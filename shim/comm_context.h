@@ -32,14 +32,14 @@
 namespace papshim {
 
 struct CommContext {
-  enum class Private : std::uint8_t { None, Ready, Refused };
   MPI_Comm user = MPI_COMM_NULL;
   MPI_Comm priv = MPI_COMM_NULL;  // private duplicate, once ensure_private() made it
-  Private priv_state = Private::None;
+  bool priv_refused = false;      // the MPI library refused one: the calls run native from then on
   int size = 1;
   int rank = 0;
   std::uint64_t local_id = 0;     // unique on this rank
   std::uint64_t id = 0;           // same on every rank once priv exists; 0 before
+  bool has_private() const { return priv != MPI_COMM_NULL; }
   std::uint64_t seq = 0;          // intercepted calls so far
   int tag_ub = 32767 - kRoundTags;  // highest tag a schedule may use on priv (below the rounds')
   std::shared_ptr<Predictor> pred;  // null: predictor off, size 1 or no priv (shared with the helper)

@@ -22,36 +22,15 @@ namespace {
 // The forced algorithm of each collective (none: auto), by Collective.
 std::array<std::optional<Algo>, 3> g_forced;
 
-// The hosts a reduction's schedule runs between (shim/hierarchy.h), or
-// nullptr: between all ranks.  Allgather always runs between all ranks.
-const NodeMap* hosts_for(Collective c, const NodeMap* nodes) {
-  return c == Collective::Allgather ? nullptr : nodes;
-}
+SelectPolicy g_policy;
 
-// `nodes` (hosts_for): the schedule runs between hosts, one per leader, each
-// arriving with its latest rank.
+// The hosts a schedule of collective `c` runs between, or nullptr: between
+// all ranks.
+const NodeMap* hosts_for(Collective c, const NodeMap* nodes) { return runs_between_hosts(c) ? nodes : nullptr; }
+
 SelectInput select_input(const CallShape& shape, int nprocs, int rank, const std::vector<double>& arrival,
-                         const CostLearner& corrections, const NodeMap* nodes, double noise = 0) {
-  const Runtime& rt = runtime();
-  SelectInput in;
-  in.coll = static_cast<Collective>(shape.coll);
-  in.nprocs = nodes ? nodes->nnodes : nprocs;
-  in.rank = nodes ? nodes->node_index : rank;  // only this rank's program of the pick is built
-  in.root = nodes ? nodes->node_of[static_cast<std::size_t>(shape.root)] : shape.root;
-  in.count = static_cast<std::size_t>(shape.count);
-  in.elem_size = static_cast<std::size_t>(shape.type_size);
-  if (nodes && !arrival.empty()) in.arrival = nodes->latest(arrival);
-  else if (nodes) in.arrival.assign(static_cast<std::size_t>(nodes->nnodes), 0.0);
-  else in.arrival = arrival;
-  in.cost = rt.cal.cost;
-  in.commutative = shape.commutative;
-  in.clv_segments = rt.cfg.clv_segments;
-  constexpr long kNetworkTreeSegment = 32768;  // below the eager limit of Open MPI's TCP (64 KiB)
-  in.tree_segsize = rt.cfg.tree_segsize >= 0 ? rt.cfg.tree_segsize : rt.multi_node ? kNetworkTreeSegment : 0;
-  in.correction = corrections;
-  in.noise = noise;
-  in.reproducible = rt.cfg.reproducible;  // PAPSHIM_REPRODUCIBLE: timing-free schedules (algorithms/reproducible.h)
-  return in;
+                         const CostLearner& learned, const NodeMap* nodes, double noise = 0) {
+  return make_select_input(g_policy, shape, nprocs, rank, arrival, learned, nodes, noise);
 }
 
 // Native's predicted time minus the pick's, for the report (0 for native).
@@ -122,14 +101,27 @@ std::uint64_t mix_double(std::uint64_t h, double v) {
 const std::optional<Algo>& forced_algo(Collective c) { return g_forced[static_cast<std::size_t>(c)]; }
 
 void configure_decisions() {
-  for (Collective c : {Collective::Allreduce, Collective::Reduce, Collective::Allgather})
+  const Runtime& rt = runtime();
+  SelectPolicy p;
+  for (Collective c : {Collective::Allreduce, Collective::Reduce, Collective::Allgather}) {
     g_forced[static_cast<std::size_t>(c)] = algo_from_name(c, setting_for(c));
+    p.auto_mode[static_cast<std::size_t>(c)] = !g_forced[static_cast<std::size_t>(c)];
+  }
+  p.min_bytes = rt.cfg.min_bytes;
+  p.cost = rt.cal.cost;
+  p.clv_segments = rt.cfg.clv_segments;
+  constexpr long kNetworkTreeSegment = 32768;  // below the eager limit of Open MPI's TCP (64 KiB)
+  p.tree_segsize = rt.cfg.tree_segsize >= 0 ? rt.cfg.tree_segsize : rt.multi_node ? kNetworkTreeSegment : 0;
+  p.reproducible = rt.cfg.reproducible;
+  g_policy = p;
 }
+
+const SelectPolicy& select_policy() { return g_policy; }
 
 const char* setting_screen(Collective c, long long bytes) {
   const auto& forced = forced_algo(c);
   if (forced) return is_native(*forced) ? "native by setting" : nullptr;
-  return bytes < runtime().cfg.min_bytes ? "below PAPSHIM_MIN_BYTES" : nullptr;
+  return g_policy.weighs(c, bytes) ? nullptr : "below PAPSHIM_MIN_BYTES";
 }
 
 bool needs_commutative(Collective c) {
@@ -138,7 +130,7 @@ bool needs_commutative(Collective c) {
 }
 
 std::string screen(Collective c, const CallShape& shape, std::string eligibility) {
-  const char* why = setting_screen(c, static_cast<long long>(shape.count) * shape.type_size);
+  const char* why = setting_screen(c, shape.bytes());
   return why ? std::string(why) : eligibility;
 }
 
@@ -228,17 +220,6 @@ std::uint64_t inputs_hash(const DecisionInputs& in) {
   word(s.reproducible);
   word(s.simulate);
   return h;
-}
-
-std::shared_ptr<const Selection> precompute_selection(const RoundResult& round, const CallShape& shape, int nprocs,
-                                                      int rank, const NodeMap* nodes) {
-  // Only what decide() would consult: auto mode, calls of PAPSHIM_MIN_BYTES
-  // or more.  Anything else would be helper CPU spent for nothing.
-  const auto coll = static_cast<Collective>(shape.coll);
-  if (setting_screen(coll, static_cast<long long>(shape.count) * shape.type_size)) return nullptr;
-  return std::make_shared<const Selection>(
-      select_algorithm(select_input(shape, nprocs, rank, round.arrival, round.corrections, hosts_for(coll, nodes),
-                                    round.noise)));
 }
 
 }  // namespace papshim

@@ -61,8 +61,11 @@ struct Decision {
 const std::string& setting_for(Collective c);
 // The forced algorithm of collective `c` (none: auto), as configured.
 const std::optional<Algo>& forced_algo(Collective c);
-// Reads the algorithm settings once (after the configuration is parsed).
+// Reads the algorithm settings and the calibrated costs once (after the
+// configuration is parsed and the start-up calibration ran).
 void configure_decisions();
+// The job-wide part of every selection (also the helper thread's).
+const SelectPolicy& select_policy();
 
 // Why the setting alone runs a call of `bytes` per rank (allgather: per
 // block) native, or nullptr: forced native, or auto below
@@ -99,12 +102,5 @@ Decision decide(const DecisionInputs& in, std::shared_ptr<const Selection> ahead
 // A hash of every field of `in` that must agree across ranks (all but the
 // rank whose program is built).
 std::uint64_t inputs_hash(const DecisionInputs& in);
-
-// The helper thread's precompute callback (auto mode's cost model) for a
-// call of `shape` on a communicator of `nprocs` ranks; `nodes`: its hosts
-// when its reductions run between hosts.  nullptr where decide() would not
-// consult it.
-std::shared_ptr<const Selection> precompute_selection(const RoundResult& round, const CallShape& shape, int nprocs,
-                                                      int rank, const NodeMap* nodes);
 
 }  // namespace papshim

@@ -61,12 +61,6 @@ bool inputs_agree(const CommContext& ctx, const DecisionInputs& in) {
   return !same.empty() && same[0];
 }
 
-int type_size(MPI_Datatype t) {
-  int s = 0;
-  PMPI_Type_size(t, &s);
-  return s;
-}
-
 bool op_commutes(MPI_Op op) {
   int commute = 1;
   if (op != MPI_OP_NULL) PMPI_Op_commutative(op, &commute);
@@ -77,7 +71,7 @@ bool op_commutes(MPI_Op op) {
 // the type signatures match, so its shape is in bytes per block.
 CallShape shape_of(const CallArgs& a, int tsize) {
   CallShape s;
-  s.coll = static_cast<int>(a.coll);
+  s.coll = a.coll;
   s.count = a.count;
   s.type_size = tsize;
   if (a.coll == Collective::Allgather) {
@@ -170,7 +164,7 @@ void after_call(const CallArgs& a, CommContext& ctx, const Decision& d, bool bet
   const std::uint64_t bytes = per_rank * (a.coll == Collective::Allgather ? static_cast<std::uint64_t>(ctx.size) : 1u);
   if (ctx.pred) {
     const std::uint64_t site_id = CallSiteHash()(site) ^ static_cast<std::uint64_t>(a.coll);
-    const RanDecision ran{static_cast<int>(a.coll), static_cast<int>(d.algo()), d.by_auto ? d.predicted : 0.0,
+    const RanDecision ran{a.coll, d.algo(), d.by_auto ? d.predicted : 0.0,
                           d.by_auto || d.sched != nullptr, d.by_auto && is_native(d.algo())};
     if (ctx.pred->on_exit(seq, site_id, shape, arrival, exit_time, per_rank, ran))
       HelperThread::instance().round_opened(ctx.pred, ctx.size, ctx.rank, ctx.hier ? ctx.hier->map : nullptr);
@@ -187,7 +181,7 @@ void after_call(const CallArgs& a, CommContext& ctx, const Decision& d, bool bet
 // Every rank of the communicator sees the same.
 // With the stall watch on, every call goes the full way (it registers there).
 bool passes_through(const CallArgs& a, const CommContext& ctx, int tsize) {
-  if (ctx.pred || ctx.id != 0 || StallWatch::instance().limit() > 0) return false;
+  if (ctx.pred || ctx.has_private() || StallWatch::instance().limit() > 0) return false;
   return setting_screen(a.coll, static_cast<long long>(a.count) * tsize) != nullptr;
 }
 
@@ -241,7 +235,7 @@ void dispatch_call(const CallArgs& a, std::optional<int>& rc) {
   } else {
     const DecisionInputs in = decision_inputs(a.coll, shape, ctx->size, ctx->rank, std::move(screened_out),
                                               predicted_arrivals, ctx->hier ? ctx->hier->map.get() : nullptr);
-    if (runtime().cfg.check && ctx->priv != MPI_COMM_NULL && !inputs_agree(*ctx, in)) {
+    if (runtime().cfg.check && ctx->has_private() && !inputs_agree(*ctx, in)) {
       user_error(std::string("PAPSHIM_CHECK: the decision inputs of ") + to_string(a.coll) + " call #" +
                  std::to_string(seq) + " differ between ranks (count, type size, root, setting, screen, arrival "
                  "vector, learned costs or costs); the ranks would run different schedules. Aborting.");

@@ -159,7 +159,7 @@ void start_helper(Runtime& rt) {
                                          "application's thread level)";
     if (rt.world_rank == 0 && rt.asked_multiple)
       log().warn("the predictor runs inline: MPI did not grant MPI_THREAD_MULTIPLE");
-  } else if (const long pause = helper_pause_ns(rt); HelperThread::instance().start(precompute_selection, pause)) {
+  } else if (const long pause = helper_pause_ns(rt); HelperThread::instance().start(select_policy(), pause)) {
     rt.thread_mode = pause > 0 ? fmt::format("helper thread (polls back off, up to {} ms)", pause / 1000000)
                                : std::string("helper thread");
     return;
@@ -174,14 +174,10 @@ void start_helper(Runtime& rt) {
 }  // namespace
 
 namespace {
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 bool env_flag(const char* name, bool def) {
   const char* v = std::getenv(name);
   if (!v) return def;
-  const std::string s = lower(v);
+  const std::string s = to_lower(v);
   if (s == "1" || s == "yes" || s == "true" || s == "on") return true;
   if (s == "0" || s == "no" || s == "false" || s == "off" || s.empty()) return false;
   return def;
@@ -217,9 +213,9 @@ int launcher_world_size() {
 
 bool helper_wanted() {
   if (env_flag("PAPSHIM_DISABLE", false)) return false;
-  if (const char* p = std::getenv("PAPSHIM_PREDICTOR"); p && lower(p) == "off") return false;
+  if (const char* p = std::getenv("PAPSHIM_PREDICTOR"); p && to_lower(p) == "off") return false;
   const char* h = std::getenv("PAPSHIM_HELPER_THREAD");
-  if (h && lower(h) != "auto") return env_flag("PAPSHIM_HELPER_THREAD", true);
+  if (h && to_lower(h) != "auto") return env_flag("PAPSHIM_HELPER_THREAD", true);
   const int n = launcher_world_size();
   return n == 0 || n > kDirectMaxRanks;
 }
@@ -247,9 +243,9 @@ void on_init(int granted, bool asked_multiple, int told) {
   PMPI_Comm_size(MPI_COMM_WORLD, &rt.world_size);
   PMPI_Comm_dup(MPI_COMM_WORLD, &rt.world_priv);
   validate_across_ranks(rt, parse_error);
-  configure_decisions();
   g_clock_offset_s = 1e-6 * rt.cfg.clock_offset_us;
   if (!rt.cfg.disable) rt.cal = calibrate(rt.world_priv, rt.world_rank, rt.world_size, find_hosts(rt));
+  configure_decisions();
   rt.t_init = common_now();
   init_logging(rt.cfg.log_level, rt.cfg.log_dir, rt.world_rank);
   if (rt.cfg.help && rt.world_rank == 0) std::fputs(describe_params().c_str(), stderr);

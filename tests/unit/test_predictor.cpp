@@ -192,8 +192,8 @@ TEST(RoundMessage, ErrorScatterIgnoresTheErrorAllRanksShare) {
 TEST(RoundMessage, CorrectionsLearnOnlyFromWellPredictedCalls) {
   const double nan = NAN;
   auto msg = [nan](double elapsed, double err) { return RoundMessage{1.0, elapsed, 1.0, nan, nan, nan, 0, err}; };
-  const RanDecision ran{0, 7, 0.100};  // allreduce, algorithm 7, predicted 100 ms
-  const RanDecision native{0, static_cast<int>(Algo::Native), 0.100};
+  const RanDecision ran{Collective::Allreduce, static_cast<Algo>(7), 0.100};  // allreduce, algorithm 7, predicted 100 ms
+  const RanDecision native{Collective::Allreduce, Algo::Native, 0.100};
   const Collective ar = Collective::Allreduce, rd = Collective::Reduce;
   const Algo seven = static_cast<Algo>(7);
   // Every rank 20 ms late (shared, not a misprediction), 150 ms measured.
@@ -297,7 +297,7 @@ TEST(RoundMessage, EdgesFromTheAnchorByMajorityOfEdgeSenders) {
 // and one less in turn; calls with no round leave the count alone; any
 // other pick ends the thinning.
 TEST(QuietRounds, ThinOutWhileNativeRunsAndComeBackAtOnce) {
-  const RanDecision quiet{0, 0, 1e-3, true, true}, busy{0, 2, 1e-3, true, false}, unjudged{0, 0, 0, false, false};
+  const RanDecision quiet{Collective::Allreduce, Algo::Native, 1e-3, true, true}, busy{Collective::Allreduce, static_cast<Algo>(2), 1e-3, true, false}, unjudged{Collective::Allreduce, Algo::Native, 0, false, false};
   QuietRounds q(4);
   // The calls without a round after a judged call, until the next round.
   auto gap_after = [&](const RanDecision& d) {
@@ -325,7 +325,7 @@ TEST(QuietRounds, ThinOutWhileNativeRunsAndComeBackAtOnce) {
 TEST(QuietRounds, RoundsMoveThroughTheCallsOfALoop) {
   constexpr int kLoop = 65;
   QuietRounds q(64);
-  const RanDecision quiet{0, 0, 1e-3, true, true}, busy{0, 2, 1e-3, true, false}, none{};
+  const RanDecision quiet{Collective::Allreduce, Algo::Native, 1e-3, true, true}, busy{Collective::Allreduce, static_cast<Algo>(2), 1e-3, true, false}, none{};
   bool has_round = true;
   std::set<int> positions;  // the loop's calls that had a round, once thinned out
   for (int call = 0; call < 400 * kLoop; ++call) {
@@ -345,7 +345,7 @@ TEST(QuietRounds, RoundsMoveThroughTheCallsOfALoop) {
 
 TEST(QuietRounds, ZeroKeepsARoundOnEveryCall) {
   QuietRounds q(0);
-  const RanDecision quiet{0, 0, 1e-3, true, true};
+  const RanDecision quiet{Collective::Allreduce, Algo::Native, 1e-3, true, true};
   for (int i = 0; i < 100; ++i) EXPECT_FALSE(q.skip_next(quiet)) << i;
 }
 
