@@ -65,11 +65,11 @@ Decision decide_auto(const DecisionInputs& in, std::shared_ptr<const Selection> 
     const double first = *std::min_element(in.select.arrival.begin(), in.select.arrival.end());
     std::string ms;
     for (double t : in.select.arrival) ms += fmt::format(" {:.1f}", 1e3 * (t - first));
-    log().trace("{} call #{}: predicted arrivals{} (ms after the first):{}", to_string(in.coll), seq,
+    log().trace("{} call #{}: predicted arrivals{} (ms after the first):{}", to_string(in.shape.coll), seq,
                 in.between_hosts ? " of the hosts" : "", ms);
   }
   if (in.select.rank == 0 && log().should_log(spdlog::level::debug))
-    log().debug("{} call #{} on communicator {:#x}{}, prediction error scatter {:.1f} us: {}", to_string(in.coll),
+    log().debug("{} call #{} on communicator {:#x}{}, prediction error scatter {:.1f} us: {}", to_string(in.shape.coll),
                 seq, comm_id, out.ready ? " (decided ahead)" : "", 1e6 * in.select.noise, format_selection(*sel));
   out.by_auto = true;
   out.predicted = sel->predicted;
@@ -129,8 +129,8 @@ bool needs_commutative(Collective c) {
   return forced ? algo_info(*forced).needs_commutative : c != Collective::Allgather;
 }
 
-std::string screen(Collective c, const CallShape& shape, std::string eligibility) {
-  const char* why = setting_screen(c, shape.bytes());
+std::string screen(const CallShape& shape, std::string eligibility) {
+  const char* why = setting_screen(shape.coll, shape.bytes());
   return why ? std::string(why) : eligibility;
 }
 
@@ -139,10 +139,10 @@ bool needs_private(Collective c) {
   return forced || runtime().cfg.predictor != PredictorMode::Off;
 }
 
-DecisionInputs decision_inputs(Collective c, const CallShape& shape, int nprocs, int rank, std::string screened_out,
+DecisionInputs decision_inputs(const CallShape& shape, int nprocs, int rank, std::string screened_out,
                                const std::optional<RoundResult>& round, const NodeMap* hosts) {
+  const Collective c = shape.coll;
   DecisionInputs in;
-  in.coll = c;
   in.shape = shape;
   in.forced = forced_algo(c);
   in.screened_out = std::move(screened_out);
@@ -188,7 +188,6 @@ Decision decide(const DecisionInputs& in, std::shared_ptr<const Selection> ahead
 std::uint64_t inputs_hash(const DecisionInputs& in) {
   std::uint64_t h = kFnvOffset;
   auto word = [&h](std::uint64_t w) { h = fnv1a_word(h, w); };
-  word(static_cast<std::uint64_t>(in.coll));
   word(static_cast<std::uint64_t>(in.shape.coll));
   word(static_cast<std::uint64_t>(in.shape.count));
   word(static_cast<std::uint64_t>(in.shape.type_size));

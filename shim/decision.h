@@ -25,8 +25,7 @@
 namespace papshim {
 
 struct DecisionInputs {
-  Collective coll = Collective::Allreduce;
-  CallShape shape;
+  CallShape shape;  // its collective included
   std::optional<Algo> forced;  // PAPSHIM_<COLLECTIVE> names an algorithm; none: auto
   // Non-empty: why no schedule of papshim's may run this call (count 0, an
   // op a schedule cannot reorder, below PAPSHIM_MIN_BYTES in auto mode ...).
@@ -79,7 +78,7 @@ bool needs_commutative(Collective c);
 // Why no schedule may run a call of this shape, or "": the setting runs it
 // native, auto mode does not weigh its size, or `eligibility` (ineligible()'s
 // verdict on the call's arguments) says so.
-std::string screen(Collective c, const CallShape& shape, std::string eligibility);
+std::string screen(const CallShape& shape, std::string eligibility);
 
 // Whether a call that passed the screen needs the communicator's private
 // duplicate (and its hosts) before it is decided: a forced algorithm to
@@ -89,7 +88,7 @@ bool needs_private(Collective c);
 // The inputs of one call, from its screen, the communicator's hosts (null:
 // one host, or no private duplicate) and the predictor's vector for this
 // call, if any.
-DecisionInputs decision_inputs(Collective c, const CallShape& shape, int nprocs, int rank, std::string screened_out,
+DecisionInputs decision_inputs(const CallShape& shape, int nprocs, int rank, std::string screened_out,
                                const std::optional<RoundResult>& round, const NodeMap* hosts);
 
 // The decision, from `in` alone.  `ahead`: the helper thread's selection

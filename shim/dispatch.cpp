@@ -227,13 +227,13 @@ void dispatch_call(const CallArgs& a, std::optional<int>& rc) {
   const double my_prediction = ctx->pred ? ctx->pred->my_prediction() : std::nan("");
 
   // Screen, make the communicator's state, gather the inputs, decide once.
-  std::string screened_out = screen(a.coll, shape, ineligible(a, ctx->size, needs_commutative(a.coll)));
+  std::string screened_out = screen(shape, ineligible(a, ctx->size, needs_commutative(a.coll)));
   Decision d;
   bool between_hosts = false;
   if (screened_out.empty() && needs_private(a.coll) && !CommRegistry::instance().ensure_private(*ctx)) {
     d.run_native("no private communicator (the MPI library refused a duplicate)");
   } else {
-    const DecisionInputs in = decision_inputs(a.coll, shape, ctx->size, ctx->rank, std::move(screened_out),
+    const DecisionInputs in = decision_inputs(shape, ctx->size, ctx->rank, std::move(screened_out),
                                               predicted_arrivals, ctx->hier ? ctx->hier->map.get() : nullptr);
     if (runtime().cfg.check && ctx->has_private() && !inputs_agree(*ctx, in)) {
       user_error(std::string("PAPSHIM_CHECK: the decision inputs of ") + to_string(a.coll) + " call #" +
