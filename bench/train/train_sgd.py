@@ -20,6 +20,18 @@ training loss, test loss and accuracy on the first --test-samples test
 images), the totals, and a hash of the final parameters that every rank
 must share (checked with comm.gather, which papshim does not intercept;
 exit 1 if they differ).  --json writes all of it.
+
+--verify-sums checks every step's allreduce on every rank against the
+exact sum: rank 0 gathers (MPI_Gather, not intercepted) what every rank
+sent and got, adds the sent floats in double precision, and requires every
+rank's float32 result r of each element to satisfy
+|r - sum x_i| <= (P-1) u sum |x_i|, u = 2^-24: the error bound of float32
+recursive summation in any order and any tree (Higham, Accuracy and
+Stability of Numerical Algorithms, 4.2), so a correct allreduce always
+passes and a lost or doubled contribution fails.  A violation stops the
+job (MPI_Abort) with the step, rank and element.  --fault-step S tests the
+check: at step S rank 1 leaves the first eighth of its gradient out of the
+allreduce (but not out of the check).
 """
 import argparse
 import gzip
@@ -105,9 +117,15 @@ def parse_args(argv):
     p.add_argument("--test-samples", type=positive_int, default=1000,
                    help="evaluate on the first N of the 10,000 test images after every epoch")
     p.add_argument("--data", default=DATA_DIR, help="directory of the four *-ubyte.gz files")
+    p.add_argument("--verify-sums", action="store_true",
+                   help="check every allreduce result against the exact sum and its float32 error bound")
+    p.add_argument("--fault-step", type=int, default=-1, metavar="S",
+                   help="a test of --verify-sums: rank 1 leaves part of its gradient out of step S's allreduce")
     p.add_argument("--json", metavar="PATH", help="write the configuration and results here (rank 0)")
     p.add_argument("--label", default="", help="free text copied into the JSON")
     args = p.parse_args(argv)
+    if args.fault_step >= 0 and not args.verify_sums:
+        p.error("--fault-step tests --verify-sums; give both")
     if args.test_samples > 10000:
         p.error("--test-samples: the test set has 10,000 images, got %d" % args.test_samples)
     return args
@@ -181,6 +199,47 @@ class SampleOrder:
         return self.np.concatenate(out)
 
 
+class SumCheck:
+    """--verify-sums: every rank's allreduce result against the exact sum of what the ranks sent."""
+
+    def __init__(self, np, comm, n):
+        self.np, self.comm = np, comm
+        self.size, self.rank = comm.size, comm.rank
+        self.sent = np.empty((self.size, n), dtype=np.float32) if self.rank == 0 else None
+        self.got = np.empty((self.size, n), dtype=np.float32) if self.rank == 0 else None
+        self.steps = 0
+        self.worst = 0.0  # the largest |r - sum| / (u sum |x|) seen
+
+    def check(self, step, sent, got):
+        np, comm = self.np, self.comm
+        comm.Gather(sent, self.sent, root=0)
+        comm.Gather(got, self.got, root=0)
+        bad = None
+        if self.rank == 0:
+            exact = self.sent.astype(np.float64).sum(axis=0)
+            mag = np.abs(self.sent.astype(np.float64)).sum(axis=0)
+            err = np.abs(self.got.astype(np.float64) - exact[None, :])
+            u = 2.0 ** -24
+            # Subnormal results lose absolute precision too: allow P of the smallest float32 step.
+            allowed = (self.size - 1) * u * mag * (1 + 1e-9) + self.size * 2.0 ** -149
+            where = np.argwhere(err > allowed)
+            if len(where):
+                r, i = (int(v) for v in where[0])
+                bad = ("step %d: rank %d's allreduce result is wrong at element %d of %d: %.9g, the exact sum "
+                       "is %.9g (sum of magnitudes %.9g; allowed error %.3g); %d wrong elements in all"
+                       % (step, r, i, exact.size, self.got[r, i], exact[i], mag[i], allowed[i], len(where)))
+            scale = u * mag
+            nz = scale > 0
+            if nz.any():
+                self.worst = max(self.worst, float((err[:, nz] / scale[None, nz]).max()))
+        bad = comm.bcast(bad, root=0)
+        if bad:
+            if self.rank == 0:
+                print("train_sgd.py: --verify-sums: " + bad, file=sys.stderr, flush=True)
+            comm.Abort(1)
+        self.steps += 1
+
+
 def build_model(nn, w):
     """Two convolutions and two dense layers; the first dense layer holds most parameters."""
     return nn.Sequential(
@@ -238,6 +297,8 @@ def main(argv):
     counts = shard_counts(args, size, total_steps)
     order = SampleOrder(len(images), args.seed)
     host = socket.gethostname()
+    sums = SumCheck(np, comm, buf.size) if args.verify_sums else None
+    sent = np.empty_like(buf) if sums else None
 
     def evaluate():
         """This rank's slice of the test subset; rank 0 sums the slices."""
@@ -284,9 +345,16 @@ def main(argv):
                 v.copy_(p.grad)
             buf[nparams] = float(loss)
             buf[nparams + 1] = len(mine)
+            if sums:
+                sent[:] = buf
+                if step == args.fault_step and rank == 1:
+                    buf[:nparams // 8] = 0
             t1 = time.perf_counter()
             comm.Allreduce(MPI.IN_PLACE, buf, op=MPI.SUM)
             t2 = time.perf_counter()
+            if sums:
+                sums.check(step, sent, buf)
+            t2c = time.perf_counter()  # the check is neither allreduce nor compute
             step_samples = int(row.sum())
             if buf[nparams + 1] != step_samples:
                 print("train_sgd.py: rank %d, step %d: the allreduce says %r samples, the shards %d"
@@ -301,7 +369,7 @@ def main(argv):
             t3 = time.perf_counter()
             allreduce_s += t2 - t1
             e_allreduce += t2 - t1
-            compute_s += (t1 - t0) + (t3 - t2)
+            compute_s += (t1 - t0) + (t3 - t2c)
             samples += len(mine)
             step += 1
         e_time = time.perf_counter() - e_start
@@ -339,6 +407,9 @@ def main(argv):
                  1e3 * sum(comp) / size / total_steps, 1e3 * max(comp) / total_steps))
         print("final: train loss %.6f, test loss %.6f, test accuracy %.2f%%"
               % (epochs[-1]["train_loss"], epochs[-1]["test_loss"], 100 * epochs[-1]["test_accuracy"]))
+        if sums:
+            print("sums: every rank's result of all %d allreduces within the float32 bound; largest error "
+                  "%.2f u of the sum of magnitudes (bound %d u)" % (sums.steps, sums.worst, size - 1))
         if same:
             print("parameters identical on all %d ranks: sha256 %s" % (size, digest[:16]))
         else:
@@ -357,6 +428,8 @@ def main(argv):
                    "final": {"train_loss": epochs[-1]["train_loss"], "test_loss": epochs[-1]["test_loss"],
                              "test_accuracy": epochs[-1]["test_accuracy"]},
                    "param_hash": digest, "params_identical": same}
+            if sums:
+                out["sum_check"] = {"steps": sums.steps, "worst_u": sums.worst, "bound_u": size - 1}
             tmp = args.json + ".tmp"
             with open(tmp, "w") as f:
                 json.dump(out, f, indent=1)
