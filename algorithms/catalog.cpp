@@ -30,6 +30,14 @@ constexpr AutoRole kForced = AutoRole::ForcedOnly;
 constexpr AutoRole kNativeModel = AutoRole::NativeModel;
 constexpr AutoRole kCandidate = AutoRole::Candidate;
 
+// PRR and SLT send 2(P-1) messages per rank one after another, against the
+// libraries' 2 log2 P: on SMPI's 1 Gbit/s star (1 MiB, one rank 1.5
+// transfers late) PRR ran 1.3 times native's time at 64 ranks, 1.45 at 256
+// and 4.3 at 1024, and even with nominal links it won only up to 64.  The
+// model of native (native_model.h) keeps them out there; above this many
+// ranks auto does not weigh them at all.
+constexpr int kChainAutoMaxP = 256;
+
 // The order of the rows is the order auto mode weighs them in (catalog.h).
 // Per row: algo, name, collective, needs a commutative op, builder,
 // description; size check, segments, closed form; role in auto, at most this
@@ -41,10 +49,10 @@ const std::vector<AlgoInfo>& table() {
        nullptr, nullptr, nullptr, kForced, 0, false},
       {Algo::Prr, "prr", Collective::Allreduce, true, always<build_prr>,
        "pre-reduced ring: ring allreduce whose early processes start slices before the last arrives",
-       nullptr, nullptr, prr_cost, kCandidate, 0, true},
+       nullptr, nullptr, prr_cost, kCandidate, kChainAutoMaxP, true},
       {Algo::Slt, "slt", Collective::Allreduce, true, always<build_slt>,
        "sorted linear tree: segment pipeline through the ranks in predicted arrival order",
-       nullptr, nullptr, slt_cost, kCandidate, 0, true},
+       nullptr, nullptr, slt_cost, kCandidate, kChainAutoMaxP, true},
       {Algo::RingAllreduce, "ring", Collective::Allreduce, true, always<build_ring_allreduce>,
        "ring allreduce: reduce-scatter then allgather around the ring of ranks",
        nullptr, nullptr, ring_allreduce_cost, kNativeModel, 0, false},

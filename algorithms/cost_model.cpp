@@ -41,7 +41,7 @@ struct Seg {
 };
 Seg seg_costs(double bytes, const CostFigures& cost) {
   Seg s;
-  s.t = cost.alpha + cost.beta * bytes;
+  s.t = cost.transfer(bytes);
   s.g = cost.gamma * bytes;
   s.c = std::max(s.t, s.g);
   s.u = std::min(s.t, s.g);
@@ -222,7 +222,7 @@ double log_step_allgather_cost(const CostInput& in) {
 // k late ranks.
 double straggler_allgather_cost(const CostInput& in) {
   const StragglerAllgatherPlan plan = straggler_allgather_plan(in.p);
-  const double t = in.cost.alpha + in.cost.beta * in.bytes / plan.chunks;
+  const double t = in.cost.transfer(in.bytes / plan.chunks);
   return straggler_allgather_mean(plan, in.arr.sorted, t);
 }
 

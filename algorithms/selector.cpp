@@ -52,7 +52,7 @@ ScheduleParams schedule_params_for(Algo a, const SelectInput& in) {
                ? in.nprocs
                : segments(SegmentInput{in.nprocs, in.count, whole_bytes(in), in.clv_segments, in.tree_segsize});
   const double seg_bytes = whole_bytes(in) / p.nseg;
-  p.tau = in.cost.alpha + (in.cost.beta + (in.coll == Collective::Allgather ? 0.0 : in.cost.gamma)) * seg_bytes;
+  p.tau = in.cost.transfer(seg_bytes) + (in.coll == Collective::Allgather ? 0.0 : in.cost.gamma * seg_bytes);
   if (reproducible_applies(in)) make_timing_free(p, in);
   return p;
 }
@@ -67,7 +67,7 @@ namespace {
 const char* screen(const SelectInput& in, Selection& s, bool& balanced) {
   balanced = false;
   const std::size_t P = static_cast<std::size_t>(in.nprocs);
-  s.message_time = in.cost.alpha + in.cost.beta * whole_bytes(in);
+  s.message_time = in.cost.transfer(whole_bytes(in));
   if (in.arrival.size() == P && P > 0) {
     const auto [lo, hi] = std::minmax_element(in.arrival.begin(), in.arrival.end());
     s.spread = *hi - *lo;
@@ -207,7 +207,18 @@ Selection choose(const SelectInput& in, Selection s, const std::vector<const Alg
     if (native_model) native_cost = std::min(native_cost, *t * f);
     return *t * f;
   };
-  for (const AlgoInfo* a : weighed(in, AutoRole::NativeModel, false)) run(a->algo, true);
+  const double bytes = static_cast<double>(in.count) * static_cast<double>(in.elem_size);
+  const NativeAlgorithm library_algo =
+      native_algorithm(in.library, in.coll, in.nprocs, bytes, in.count, in.commutative);
+  if (library_algo != NativeAlgorithm::None) {
+    const double f = correction_for(in, Algo::Native);
+    const double t = (summary.last - summary.mean +
+                      native_balanced_time(in.library, library_algo, in.nprocs, bytes, in.cost)) * f;
+    s.table.push_back({Algo::Native, t, true, f, false, library_algo});
+    native_cost = t;
+  } else {
+    for (const AlgoInfo* a : weighed(in, AutoRole::NativeModel, false)) run(a->algo, true);
+  }
   const AlgoInfo* best = nullptr;
   double best_cost = INFINITY;
   for (const AlgoInfo* a : candidates) {
@@ -250,9 +261,10 @@ std::string format_selection(const Selection& s) {
                 1e6 * s.message_time, algo_info(s.pick).name, s.why.c_str());
   out += line;
   for (const auto& c : s.table) {
-    std::snprintf(line, sizeof line, "\n    %-20s %12.1f us  x%.2f measured%s%s", algo_info(c.algo).name,
-                  1e6 * c.predicted, c.correction, c.native_model ? "  (model of native)" : "",
-                  c.simulated ? "  (simulated)" : "");
+    std::string name = algo_info(c.algo).name;
+    if (c.native_algorithm != NativeAlgorithm::None) name += std::string(": ") + to_string(c.native_algorithm);
+    std::snprintf(line, sizeof line, "\n    %-28s %12.1f us  x%.2f measured%s%s", name.c_str(), 1e6 * c.predicted,
+                  c.correction, c.native_model ? "  (model of native)" : "", c.simulated ? "  (simulated)" : "");
     out += line;
   }
   return out;
@@ -273,6 +285,7 @@ SelectInput make_select_input(const SelectPolicy& policy, const CallShape& shape
   else in.arrival = arrival;
   in.cost = policy.cost;
   in.commutative = shape.commutative;
+  in.library = policy.library;
   in.clv_segments = policy.clv_segments;
   in.tree_segsize = policy.tree_segsize;
   in.correction = learned;

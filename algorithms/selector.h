@@ -30,7 +30,11 @@
 // Sparbit alone (the straggler allgather is a candidate only when the
 // spread is not balanced).
 // Everything here is a pure function
-// of inputs that are identical on every rank.
+// of inputs that are identical on every rank.  The model of native: when the
+// library is known (SelectInput::library), what its own rules run for the
+// call, in the closed form of that algorithm with its log P messages
+// (native_model.h); otherwise, and for reduce, the cheaper of the
+// classical arrival-blind algorithms above.
 #pragma once
 
 #include <array>
@@ -41,6 +45,7 @@
 #include "algorithms/call_shape.h"
 #include "algorithms/catalog.h"
 #include "algorithms/cost_learner.h"
+#include "algorithms/native_model.h"
 #include "algorithms/node_map.h"
 #include "algorithms/schedule.h"
 #include "common/cost_figures.h"
@@ -63,6 +68,7 @@ struct SelectInput {
   std::vector<double> arrival; // predicted, one per rank, any time origin
   CostFigures cost;
   bool commutative = true;
+  MpiLibrary library = MpiLibrary::Unknown;  // whose rules native runs (native_model.h)
   int clv_segments = 0;        // 0: chosen here
   long tree_segsize = 32768;   // binomial trees: bytes per segment (0: P segments)
   double margin = 0.10;
@@ -96,6 +102,9 @@ struct Candidate {
   bool native_model = false;
   double correction = 1;
   bool simulated = false;  // predicted by the simulator, not a closed form
+  // The library's own algorithm this entry models (algo is Native then),
+  // or None: a catalog row.
+  NativeAlgorithm native_algorithm = NativeAlgorithm::None;
 };
 
 struct Selection {
@@ -129,6 +138,7 @@ struct SelectPolicy {
   int clv_segments = 0;             // PAPSHIM_CLV_SEGMENTS (0: chosen by the selector)
   long tree_segsize = 0;            // binomial trees' segment bytes, resolved (0: P segments)
   bool reproducible = false;        // PAPSHIM_REPRODUCIBLE
+  MpiLibrary library = MpiLibrary::Unknown;  // the MPI library, from MPI_Get_library_version
   // Whether auto mode weighs a call of `bytes` per rank (allgather: per
   // block) on collective `c`: the one place of PAPSHIM_MIN_BYTES.
   bool weighs(Collective c, long long bytes) const {

@@ -47,6 +47,7 @@ SimCost SimCost::from_figures(const CostFigures& figures, std::size_t elem_size,
   c.alpha = figures.alpha;
   c.beta = figures.beta;
   c.gamma = figures.gamma;
+  if (figures.curve_n >= 2) c.curve = figures;
   c.elem_size = elem_size;
   c.count = count;
   return c;
@@ -255,7 +256,8 @@ class Sim {
   }
 
   void start(int m, double t) {
-    const double end = t + cost_.alpha + cost_.beta * bytes_[sz(step(msgs_[sz(m)].send).seg)];
+    const double bytes = static_cast<double>(bytes_[sz(step(msgs_[sz(m)].send).seg)]);
+    const double end = t + (cost_.curve.curve_n >= 2 ? cost_.curve.transfer(bytes) : cost_.alpha + cost_.beta * bytes);
     if (cost_.serial_ports)
       for (int p : ports(m)) busy_[sz(p)] = end;
     push(end, Ev::TransferEnd, m);

@@ -85,6 +85,9 @@ struct SimCost {
   double alpha = 0.0;          // s per message
   double beta = 0.0;           // s per byte transferred
   double gamma = 0.0;          // s per byte reduced
+  // The calibration's curve (CostFigures::transfer), which then replaces
+  // alpha + beta * bytes; curve.curve_n == 0: none.
+  CostFigures curve;
   std::size_t elem_size = 1;   // bytes per element
   std::size_t count = 0;       // elements (Allgather: per block)
   bool serial_ports = true;    // one message at a time per port and direction

@@ -68,16 +68,24 @@ Calibration calibrate(MPI_Comm world, int rank, int size, int peer) {
   Calibration c;
   if (size < 2) return c;
   clock_offsets(world, rank, size, c);
-  constexpr int kBig = 1 << 20;
+  // One-way times at these sizes: the first and the last give alpha and
+  // beta, all of them the transfer curve (common/cost_figures.h).
+  constexpr int kSizes[] = {8, 16 << 10, 64 << 10, 256 << 10, 1 << 20};
+  constexpr int kPoints = static_cast<int>(sizeof kSizes / sizeof kSizes[0]);
+  static_assert(kPoints <= CostFigures::kCurveMax, "the curve holds every calibrated size");
+  constexpr int kBig = kSizes[kPoints - 1];
   const bool measures = rank == 0 || rank == peer;
   std::vector<char> buf(measures ? kBig : 0);
-  double fig[3] = {c.cost.alpha, c.cost.beta, c.cost.gamma};
+  double fig[3 + kPoints] = {c.cost.alpha, c.cost.beta, c.cost.gamma};
   if (measures) {
-    const double small = one_way(world, rank, peer, buf, 8);
-    const double big = one_way(world, rank, peer, buf, kBig);
+    double times[kPoints];
+    for (int i = 0; i < kPoints; ++i) times[i] = one_way(world, rank, peer, buf, kSizes[i]);
     if (rank == 0) {
+      const double small = times[0], big = times[kPoints - 1];
       fig[0] = std::max(small, 1e-7);
       fig[1] = std::max((big - small) / kBig, 1e-12);
+      // The curve never falls with size (a noisy point takes its predecessor's time).
+      for (int i = 0; i < kPoints; ++i) fig[3 + i] = std::max(times[i], i == 0 ? fig[0] : fig[3 + i - 1]);
       // gamma: one local reduction of 256 Ki floats, best of three.
       std::vector<float> a(1 << 18, 1.0f), b(1 << 18, 2.0f);
       double best = 1e300;
@@ -91,11 +99,17 @@ Calibration calibrate(MPI_Comm world, int rank, int size, int peer) {
   }
   // Rank 0's figures to all: a maximum over zeros elsewhere, because a
   // broadcast's messages go one way only (calibrate.h).
-  if (rank != 0) fig[0] = fig[1] = fig[2] = 0;
-  PMPI_Allreduce(MPI_IN_PLACE, fig, 3, MPI_DOUBLE, MPI_MAX, world);
+  if (rank != 0)
+    for (double& f : fig) f = 0;
+  PMPI_Allreduce(MPI_IN_PLACE, fig, 3 + kPoints, MPI_DOUBLE, MPI_MAX, world);
   c.cost.alpha = fig[0];
   c.cost.beta = fig[1];
   c.cost.gamma = fig[2];
+  c.cost.curve_n = kPoints;
+  for (int i = 0; i < kPoints; ++i) {
+    c.cost.curve_bytes[static_cast<std::size_t>(i)] = kSizes[i];
+    c.cost.curve_time[static_cast<std::size_t>(i)] = fig[3 + i];
+  }
   return c;
 }
 

@@ -2,9 +2,11 @@
 //  - each rank's clock offset to rank 0 (ping-pong, the round trip with the
 //    smallest time wins: offset = t_peer - (t_send + t_recv) / 2), so that
 //    arrival times share rank 0's time base across hosts;
-//  - the cost figures (alpha, beta from a ping-pong between rank 0 and
-//    `peer`: the lowest rank on another host when there are several, so that
-//    the figures are the network's, else rank 1;
+//  - the cost figures (one-way times of 8 B to 1 MiB from a ping-pong
+//    between rank 0 and `peer`: the lowest rank on another host when there
+//    are several, so that the figures are the network's, else rank 1; alpha
+//    and beta from the smallest and largest, the transfer curve of
+//    common/cost_figures.h from all;
 //    gamma from timing PMPI_Reduce_local on rank 0), spread from rank 0 so
 //    every rank holds the same numbers.
 // Every exchange is symmetric: between any two ranks as many bytes go each

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <string_view>
 
 #include "common/hash.h"
 #include "config/log.h"
@@ -113,6 +114,11 @@ void configure_decisions() {
   constexpr long kNetworkTreeSegment = 32768;  // below the eager limit of Open MPI's TCP (64 KiB)
   p.tree_segsize = rt.cfg.tree_segsize >= 0 ? rt.cfg.tree_segsize : rt.multi_node ? kNetworkTreeSegment : 0;
   p.reproducible = rt.cfg.reproducible;
+  // The same library on every rank: ranks of one job cannot run different ones.
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int len = 0;
+  PMPI_Get_library_version(version, &len);
+  p.library = library_from_version(std::string_view(version, static_cast<std::size_t>(std::max(len, 0))));
   g_policy = p;
 }
 
@@ -210,6 +216,12 @@ std::uint64_t inputs_hash(const DecisionInputs& in) {
   h = mix_double(h, s.cost.alpha);
   h = mix_double(h, s.cost.beta);
   h = mix_double(h, s.cost.gamma);
+  word(static_cast<std::uint64_t>(s.cost.curve_n));
+  for (int i = 0; i < s.cost.curve_n; ++i) {
+    h = mix_double(h, s.cost.curve_bytes[static_cast<std::size_t>(i)]);
+    h = mix_double(h, s.cost.curve_time[static_cast<std::size_t>(i)]);
+  }
+  word(static_cast<std::uint64_t>(s.library));
   word(s.commutative);
   word(static_cast<std::uint64_t>(s.clv_segments));
   word(static_cast<std::uint64_t>(s.tree_segsize));

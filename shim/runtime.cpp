@@ -261,9 +261,10 @@ void on_init(int granted, bool asked_multiple, int told) {
   }();
   (void)hooks;
   log().info("papshim active={} allreduce={} reduce={} allgather={} clock offset {:.1f} us (rtt {:.1f} us) "
-             "alpha {:.2f} us beta {:.4f} ns/B gamma {:.4f} ns/B",
+             "alpha {:.2f} us beta {:.4f} ns/B gamma {:.4f} ns/B; 64 KiB in {:.1f} us",
              rt.active.load(), rt.cfg.allreduce, rt.cfg.reduce, rt.cfg.allgather, 1e6 * rt.cal.clock_offset,
-             1e6 * rt.cal.offset_rtt, 1e6 * rt.cal.cost.alpha, 1e9 * rt.cal.cost.beta, 1e9 * rt.cal.cost.gamma);
+             1e6 * rt.cal.offset_rtt, 1e6 * rt.cal.cost.alpha, 1e9 * rt.cal.cost.beta, 1e9 * rt.cal.cost.gamma,
+             1e6 * rt.cal.cost.transfer(65536.0));
 }
 
 void on_finalize() {

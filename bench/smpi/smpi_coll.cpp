@@ -105,6 +105,7 @@ Plan plan_for(const Options& o, const Choice& c, int nprocs, int rank, const std
   in.arrival = arrival;
   in.cost = cost;
   in.tree_segsize = 32768;  // the shim's segment on a network (shim/dispatch.cpp)
+  in.library = MpiLibrary::Smpi;  // scripts/smpi.sh runs the ompi selector
   in.rank = rank;
   Plan plan;
   if (!c.algo) {

@@ -61,8 +61,13 @@ endforeach()
 # 1 MiB after the first tenth); and communicators whose private duplicate the
 # library refuses run native instead of aborting (the refusal emulated after
 # 50 duplicates; a real one takes about 32,000 live communicators on Open MPI).
+# Serial: each cycle synchronises the two ranks three times (dup, allreduce,
+# free), and with the cores busy elsewhere each of those waits can take a
+# scheduler time slice; natively too (149 s for the 20,000 cycles beside two
+# CPU-bound processes, 0.9 s alone).
 papshim_mpi_test(comms_cycle_np2 2 TIMEOUT 240 LABELS reliability ENV ${PRELOAD} PAPSHIM_REPORT=off
   COMMAND $<TARGET_FILE:comm_check> cycle 20000)
+set_tests_properties(comms_cycle_np2 PROPERTIES RUN_SERIAL ON)
 set(prefix ${REPORT_DIR}/comms_refused)
 add_test(NAME comms_refused_np3 COMMAND ${CHECK_REPORT} --report ${prefix}
   --expect-fallback "no private communicator" --
