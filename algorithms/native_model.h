@@ -16,7 +16,10 @@
 //   MPICH 4.0 (the MPIR tuning tables compiled into the library)
 //   SimGrid SMPI with --cfg=smpi/coll-selector:ompi (scripts/smpi.sh): Open
 //     MPI 4.1's thresholds, MPICH's recursive doubling and Rabenseifner
-// The library comes from MPI_Get_library_version at MPI_Init.  Allreduce and
+// The library comes from MPI_Get_library_version at MPI_Init.  With several
+// ranks on each of several hosts the selection weighs the schedules between
+// hosts, one rank per host (selector.h), and so is native modelled: on the
+// hosts' count, an approximation of the library's flat algorithm.  Allreduce and
 // allgather are modelled; reduce, an unknown library and a non-commutative
 // op are not (NativeAlgorithm::None): the selector then models native by the
 // catalog's NativeModel rows, as before.  docs/algorithms.md, "The model of

@@ -118,7 +118,8 @@ void configure_decisions() {
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
   int len = 0;
   PMPI_Get_library_version(version, &len);
-  p.library = library_from_version(std::string_view(version, static_cast<std::size_t>(std::max(len, 0))));
+  len = std::clamp(len, 0, static_cast<int>(sizeof version) - 1);
+  p.library = library_from_version(std::string_view(version, static_cast<std::size_t>(len)));
   g_policy = p;
 }
 
