@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "algorithms/portable_math.h"
 #include "common/hash.h"
 
 namespace papshim {
@@ -11,12 +12,9 @@ namespace {
 
 // Every power of a learned factor goes through here.  These factors feed
 // the decisions every rank must take identically (selector.cpp
-// correction_for), and std::pow is not guaranteed to round the same way on
-// every CPU and math library: ranks on different machines could learn
-// factors a last bit apart and pick different schedules.  Not guarded
-// against yet (PAPSHIM_CHECK detects it); kept in one place, so that a fix
-// (exchanging the factors, or arithmetic without libm) changes one place.
-double factor_pow(double x, double y) { return std::pow(x, y); }
+// correction_for): portable_pow rounds alike on every CPU and math library,
+// where std::pow need not (portable_math.h).
+double factor_pow(double x, double y) { return portable_pow(x, y); }
 
 double clamp_factor(double f) { return std::min(std::max(f, 0.05), 50.0); }
 

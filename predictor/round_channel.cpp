@@ -84,8 +84,9 @@ bool RoundChannel::close() {
     // bounded anyway (see the header), and a round still running then is
     // parked by the caller.
     const double deadline = PMPI_Wtime() + kCloseWaitSeconds;
-    while (!exchange_.test() && PMPI_Wtime() < deadline) {
-    }
+    // Yielding: on a shared core the peers this wait needs may be the
+    // very processes a busy spin would keep off it.
+    while (!exchange_.test() && PMPI_Wtime() < deadline) std::this_thread::yield();
     if (exchange_.active()) {
       state_ = RoundState::Parked;
       return false;
