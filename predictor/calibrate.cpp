@@ -12,33 +12,42 @@ namespace {
 constexpr int kTagPing = 1, kTagPong = 2, kTagOffset = 3, kTagData = 4;
 constexpr int kRounds = 16;
 
-// Rank 0 exchanges timestamps with every other rank in turn.
+// Offsets along a binomial tree rooted at rank 0: at distance d = 1, 2,
+// 4, ... every rank r < d with a rank r + d measures that child, all such
+// pairs at once, and hands it its offset to rank 0 (the parent's own plus
+// the one measured between them): ceil(log2 P) levels of kRounds
+// ping-pongs, where one after another from rank 0 took P - 1 (at 4096
+// ranks, seconds).  An offset is then the sum of at most ceil(log2 P)
+// measured hops, each off by at most half its round trip; offset_rtt sums
+// them.
 void clock_offsets(MPI_Comm world, int rank, int size, Calibration& c) {
-  for (int peer = 1; peer < size; ++peer) {
-    if (rank == 0) {
+  for (int d = 1; d < size; d *= 2) {
+    if (rank < d && rank + d < size) {
+      const int child = rank + d;
       double best_rtt = 1e300, offset = 0;
       for (int i = 0; i < kRounds; ++i) {
-        double peer_time = 0;
+        double child_time = 0;
         const double t0 = now();
-        PMPI_Send(&t0, 1, MPI_DOUBLE, peer, kTagPing, world);
-        PMPI_Recv(&peer_time, 1, MPI_DOUBLE, peer, kTagPong, world, MPI_STATUS_IGNORE);
+        PMPI_Send(&t0, 1, MPI_DOUBLE, child, kTagPing, world);
+        PMPI_Recv(&child_time, 1, MPI_DOUBLE, child, kTagPong, world, MPI_STATUS_IGNORE);
         const double t1 = now();
-        if (t1 - t0 < best_rtt) best_rtt = t1 - t0, offset = peer_time - 0.5 * (t0 + t1);
+        if (t1 - t0 < best_rtt) best_rtt = t1 - t0, offset = child_time - 0.5 * (t0 + t1);
       }
-      const double msg[2] = {offset, best_rtt};
+      const double msg[2] = {c.clock_offset + offset, c.offset_rtt + best_rtt};
       double echo[2];  // the same message back keeps the pair symmetric (calibrate.h)
-      PMPI_Sendrecv(msg, 2, MPI_DOUBLE, peer, kTagOffset, echo, 2, MPI_DOUBLE, peer, kTagOffset, world,
+      PMPI_Sendrecv(msg, 2, MPI_DOUBLE, child, kTagOffset, echo, 2, MPI_DOUBLE, child, kTagOffset, world,
                     MPI_STATUS_IGNORE);
-    } else if (rank == peer) {
+    } else if (rank >= d && rank < 2 * d) {
+      const int parent = rank - d;
       for (int i = 0; i < kRounds; ++i) {
         double t0 = 0;
-        PMPI_Recv(&t0, 1, MPI_DOUBLE, 0, kTagPing, world, MPI_STATUS_IGNORE);
+        PMPI_Recv(&t0, 1, MPI_DOUBLE, parent, kTagPing, world, MPI_STATUS_IGNORE);
         const double t = now();
-        PMPI_Send(&t, 1, MPI_DOUBLE, 0, kTagPong, world);
+        PMPI_Send(&t, 1, MPI_DOUBLE, parent, kTagPong, world);
       }
       double msg[2];
-      PMPI_Recv(msg, 2, MPI_DOUBLE, 0, kTagOffset, world, MPI_STATUS_IGNORE);
-      PMPI_Send(msg, 2, MPI_DOUBLE, 0, kTagOffset, world);
+      PMPI_Recv(msg, 2, MPI_DOUBLE, parent, kTagOffset, world, MPI_STATUS_IGNORE);
+      PMPI_Send(msg, 2, MPI_DOUBLE, parent, kTagOffset, world);
       c.clock_offset = msg[0];
       c.offset_rtt = msg[1];
     }

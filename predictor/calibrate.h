@@ -1,7 +1,9 @@
 // Start-up measurements, collective over the world (at MPI_Init):
 //  - each rank's clock offset to rank 0 (ping-pong, the round trip with the
-//    smallest time wins: offset = t_peer - (t_send + t_recv) / 2), so that
-//    arrival times share rank 0's time base across hosts;
+//    smallest time wins: offset = t_peer - (t_send + t_recv) / 2; measured
+//    along a binomial tree rooted at rank 0, ceil(log2 P) levels deep, each
+//    rank's offset the sum along its path), so that arrival times share
+//    rank 0's time base across hosts;
 //  - the cost figures (one-way times of 8 B to 1 MiB from a ping-pong
 //    between rank 0 and `peer`: the lowest rank on another host when there
 //    are several, so that the figures are the network's, else rank 1; alpha
@@ -26,7 +28,7 @@ namespace papshim {
 
 struct Calibration {
   double clock_offset = 0;  // this rank's clock minus rank 0's, seconds
-  double offset_rtt = 0;    // round trip of the best exchange
+  double offset_rtt = 0;    // sum of the best round trips along the path to rank 0 (the offset is within half of it)
   CostFigures cost;
 };
 
