@@ -124,8 +124,7 @@ double rabenseifner_cost(const CostInput& in) {
   // segments each way, reductions pipelined with the transfers; P > n
   // adds a whole-vector pre-step (reduced) and post-step (copied).
   const int P = in.P;
-  int n = 1;
-  while (2 * n <= P) n *= 2;
+  const int n = floor_pow2(P);
   const Seg s = seg_costs(in.bytes / n, in.cost);
   double T0 = (n - 1) * s.c + s.u + (n - 1) * s.t;
   if (P > n) T0 += n * s.c + s.u + 0.5 * n * s.t;  // the post-step overlaps the doubling in part

@@ -91,15 +91,10 @@ int ompi_allgather_number(int P, double B) {
 }
 
 bool power_of_two(int P) { return P > 0 && (P & (P - 1)) == 0; }
-int pof2_below(int P) {
-  int n = 1;
-  while (2 * n <= P) n *= 2;
-  return n;
-}
 
 NativeAlgorithm allreduce_of(MpiLibrary lib, int P, double B, std::size_t count) {
   const bool few = count < static_cast<std::size_t>(P);
-  const bool below_pof2 = count < static_cast<std::size_t>(pof2_below(P));
+  const bool below_pof2 = count < static_cast<std::size_t>(floor_pow2(P));
   if (lib == MpiLibrary::Mpich)
     return B <= 8 || below_pof2 ? NativeAlgorithm::RecursiveDoubling : NativeAlgorithm::Rabenseifner;
   const bool smpi = lib == MpiLibrary::Smpi;
@@ -194,7 +189,7 @@ double native_balanced_time(MpiLibrary lib, NativeAlgorithm a, int nprocs, doubl
   if (P < 2) return 0;
   auto t = [&](double b) { return cost.transfer(b); };
   auto g = [&](double b) { return cost.gamma * b; };
-  const int pof2 = pof2_below(P), lg = ceil_log2(pof2), lgP = ceil_log2(P);
+  const int pof2 = floor_pow2(P), lg = ceil_log2(pof2), lgP = ceil_log2(P);
   const bool rem = P > pof2;
   switch (a) {
     case NativeAlgorithm::ReduceBcast:

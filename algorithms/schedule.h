@@ -123,6 +123,14 @@ inline int ceil_log2(int n) {
   return k;
 }
 
+// The largest power of two <= n (1 for n <= 1): the ranks of the halving
+// and doubling steps of Rabenseifner and recursive doubling.
+inline int floor_pow2(int n) {
+  int p = 1;
+  while (2 * p <= n) p *= 2;
+  return p;
+}
+
 // Element range [first, first + n) of segment `s` when `count` elements are
 // cut into `nseg` nearly equal parts (the first count % nseg get one more).
 struct SegRange {
