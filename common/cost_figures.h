@@ -25,9 +25,9 @@ struct CostFigures {
   std::array<double, kCurveMax> curve_bytes{};
   std::array<double, kCurveMax> curve_time{};
 
-  // Seconds for one message of `bytes`: the curve between its points (the
-  // first point's time below it), the last point plus beta per byte beyond;
-  // never less than alpha + beta * bytes would say below the first point.
+  // Seconds for one message of `bytes`: the curve between its points, the
+  // first point's time at or below it, the last point plus beta per byte
+  // beyond.
   double transfer(double bytes) const {
     if (curve_n < 2) return alpha + beta * bytes;
     if (bytes <= curve_bytes[0]) return curve_time[0];
