@@ -47,9 +47,11 @@ const std::vector<AlgoInfo>& table() {
       {Algo::Native, "native", Collective::Allreduce, false, nullptr,
        "the MPI library's own collective (no schedule)",
        nullptr, nullptr, nullptr, kForced, 0, false},
+      // On balanced arrivals auto tries it against native on equal arrivals
+      // (a ring of pipelined slices; selector.h).
       {Algo::Prr, "prr", Collective::Allreduce, true, always<build_prr>,
        "pre-reduced ring: ring allreduce whose early processes start slices before the last arrives",
-       nullptr, nullptr, prr_cost, kCandidate, kChainAutoMaxP, true},
+       nullptr, nullptr, prr_cost, kCandidate, kChainAutoMaxP, false},
       {Algo::Slt, "slt", Collective::Allreduce, true, always<build_slt>,
        "sorted linear tree: segment pipeline through the ranks in predicted arrival order",
        nullptr, nullptr, slt_cost, kCandidate, kChainAutoMaxP, true},

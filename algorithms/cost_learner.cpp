@@ -115,7 +115,14 @@ void CostLearner::learn(const MeasuredCall& call) {
     }
   }
   // Every call counts towards a trial, taught or not: what bounds the calls
-  // an algorithm runs on trial is what a bad one costs.
+  // an algorithm runs on trial is what a bad one costs.  And every measured
+  // call counts towards the trial budget: a trial call by what it took
+  // beyond native's prediction for it, every call by what it took.
+  if (call.predicted > 0 && measured > 0 && std::isfinite(measured)) {
+    cc.seen += measured;
+    if (mine && runs_before < kTrialCalls && call.native_predicted > 0)
+      cc.trial_excess += measured - call.native_predicted;
+  }
   if (mine && call.predicted > 0) mine->calls += 1;
   drift(updated);
 }

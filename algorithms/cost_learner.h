@@ -27,6 +27,12 @@ namespace papshim {
 // the common factor alone (selector.h).
 constexpr int kTrialCalls = 3;
 
+// What trials may cost: a trial call runs only while the time trial calls
+// took beyond native's, summed over the communicator's calls of the
+// collective, is at most this share of the time every call the learner saw
+// took (CostLearner::trial_allowed).
+constexpr double kTrialBudget = 0.02;
+
 // One call as the learner sees it: identical on every rank.
 struct MeasuredCall {
   Collective coll = Collective::Allreduce;
@@ -39,6 +45,10 @@ struct MeasuredCall {
   // How far its arrivals strayed from the prediction, apart from what every
   // rank shares (error_reach, predictor/arrival_model.h; NaN: unknown).
   double reach = std::numeric_limits<double>::quiet_NaN();
+  // The model of native's mean elapsed for the same call, times the
+  // correction it carried, seconds (0: not known).  What a trial call is
+  // charged against (kTrialBudget).
+  double native_predicted = 0;
 };
 
 class CostLearner {
@@ -55,19 +65,37 @@ class CostLearner {
   // The calls `a` ran on `c` (native: the calls that taught the common
   // factor).
   std::int64_t calls(Collective c, Algo a) const;
+  // Whether a candidate may run a trial call on `c`: what trial calls took
+  // beyond native's predicted time (negative when they ran faster) is at
+  // most kTrialBudget of the measured time of every call seen on `c`.  A
+  // trial may overshoot the budget by the one call that crossed it; the
+  // next waits until the calls after it have made room.  The learner sees
+  // only the calls a prediction round followed (every trial call, but not
+  // every native call once the rounds thin out), so the share of the
+  // job's whole collective time is smaller still.
+  bool trial_allowed(Collective c) const { return of(c).trial_excess <= kTrialBudget * of(c).seen; }
+  // The sums behind trial_allowed: the trial calls' time beyond native's,
+  // and every measured call's time, seconds.
+  double trial_excess(Collective c) const { return of(c).trial_excess; }
+  double seen_time(Collective c) const { return of(c).seen; }
 
   // Set by hand (tests).  Native has no own factor: set_own ignores it, as
   // it ignores an Algo beyond kMaxAlgos.
   void set_common(Collective c, double f) { of(c).common = f; }
   void set_own(Collective c, Algo a, double f);
   void set_calls(Collective c, Algo a, std::int64_t n);
+  void set_trial_time(Collective c, double excess, double seen) {
+    of(c).trial_excess = excess;
+    of(c).seen = seen;
+  }
 
   // Folds one call into the factors: its collective's common one, and the
   // own one of the arrival-aware algorithm that ran; not when its arrivals
   // strayed from the prediction by more than a tenth of its predicted time
   // (call.reach).  Counts the call towards the algorithm's trial either
-  // way; every own factor (of any collective) that did not learn drifts
-  // towards 1.  The same on every rank, from the same call.
+  // way, and its time towards the trial budget; every own factor (of any
+  // collective) that did not learn drifts towards 1.  The same on every
+  // rank, from the same call.
   void learn(const MeasuredCall& call);
 
   // A hash of every factor and count (PAPSHIM_CHECK compares it across
@@ -82,9 +110,11 @@ class CostLearner {
   struct CollectiveCosts {
     double common = 1.0;
     std::int64_t native_calls = 0;           // native's calls that taught `common`
+    double trial_excess = 0;                 // trial calls' measured minus native's predicted, seconds
+    double seen = 0;                         // every measured call's time, seconds
     std::array<AlgoCosts, kMaxAlgos> algo{};  // by Algo value; native's slot unused
   };
-  static_assert(sizeof(CollectiveCosts) == (2 + 2 * kMaxAlgos) * 8, "no padding: fingerprint() hashes the bytes");
+  static_assert(sizeof(CollectiveCosts) == (4 + 2 * kMaxAlgos) * 8, "no padding: fingerprint() hashes the bytes");
   static constexpr int kCollectives = 3;
   static bool known(Collective c, Algo a);
   CollectiveCosts& of(Collective c) { return colls_[static_cast<std::size_t>(c)]; }

@@ -160,15 +160,17 @@ double needed_gain(const SelectInput& in, const Selection& s, double native_cost
 // as fast, its leaves leaving as soon as the network's buffers took their
 // data; with nobody late, Open MPI's reduce of 4 MiB ran 2.5 times slower
 // than the binomial tree its model is), and a few calls teach its factor
-// what it really costs against native (one could be an outlier).  `best`
+// what it really costs against native (one could be an outlier), as long
+// as the trials' cost stays within the budget (kTrialBudget).  `best`
 // is the cheapest candidate, predicted at `best_cost` (nullptr: none); s.pick
 // is native until the schedule is built.
 void build_pick_or_keep_native(const SelectInput& in, Selection& s, const AlgoInfo* best, double best_cost,
                                double native_cost) {
   const double gain = needed_gain(in, s, native_cost);
   const bool clear_win = best_cost < native_cost - gain;
-  const bool trial = !clear_win && best_cost <= native_cost + gain && best != nullptr && on_trial(in, best->algo) &&
-                     native_measured(in);
+  const bool trial_due = !clear_win && best_cost <= native_cost + gain && best != nullptr &&
+                         on_trial(in, best->algo) && native_measured(in);
+  const bool trial = trial_due && in.correction.trial_allowed(in.coll);
   if (best != nullptr && (clear_win || trial)) {
     s.params = schedule_params_for(best->algo, in);
     s.params.rank = in.rank;
@@ -184,7 +186,8 @@ void build_pick_or_keep_native(const SelectInput& in, Selection& s, const AlgoIn
     s.why = buf;
   } else {
     s.why = s.params.nprocs > 1 ? std::string(best->name) + ": schedule not built"
-                                 : "no candidate beats native by the margin";
+            : trial_due         ? std::string(best->name) + " within the margin; its trial waits for the trial budget"
+                                : "no candidate beats native by the margin";
     s.schedule.reset();
     s.params = ScheduleParams{};
     s.predicted = std::isfinite(native_cost) ? native_cost : 0.0;
@@ -228,6 +231,7 @@ Selection choose(const SelectInput& in, Selection s, const std::vector<const Alg
       best = a;
     }
   }
+  s.native_predicted = std::isfinite(native_cost) ? native_cost : 0.0;
   build_pick_or_keep_native(in, s, best, best_cost, native_cost);
   return s;
 }
@@ -240,12 +244,14 @@ Selection select_algorithm(const SelectInput& in) {
   bool balanced = false;
   s.why = screen(in, s, balanced);
   if (s.why.empty()) return choose(in, std::move(s), weighed(in, AutoRole::Candidate, balanced));
-  // A balanced reduce still has a rival to native: the candidates that do
-  // not need a spread (the sorted binomial tree, on equal arrivals: the tree
-  // native's model is, which Open MPI's reduce may well not run).  They are
-  // judged on what they measured against native, never on a spread that is
-  // noise.
-  if (!balanced || in.coll != Collective::Reduce) return s;
+  // A balanced reduction still has rivals to native: the candidates that do
+  // not need a spread (the sorted binomial tree, on equal arrivals the tree
+  // native's model is, which Open MPI's reduce may well not run; PRR, on
+  // equal arrivals a ring whose slices are pipelined, which on a network
+  // of several hosts can beat the library's own).  They are judged on what
+  // they measured against native, on trial and within the trial budget,
+  // never on a spread that is noise.
+  if (!balanced) return s;
   const std::string why = s.why;
   SelectInput flat = in;
   flat.arrival.assign(flat.arrival.size(), 0.0);

@@ -19,16 +19,17 @@
 // least `margin` of the time native spends above the lower bound (and two
 // message latencies, and for allreduce a quarter of one whole-vector
 // transfer) to be chosen, so a balanced job keeps the library's tuned
-// algorithm, unless it is on trial (kTrialCalls).  Every model is
+// algorithm, unless it is on trial (kTrialCalls) and the trials so far
+// left room in their budget (kTrialBudget).  Every model is
 // multiplied by the measured corrections (SelectInput::correction), so a
 // candidate that measured faster than native on trial wins on what it
 // measured.  For allreduce and reduce, when the predicted spread is below
 // half a message time, or within the ranks' prediction noise, the arrivals
-// are taken as balanced: allreduce runs native; reduce weighs native
-// against the candidates that need no spread (the sorted binomial tree, on
-// equal arrivals), which Open MPI's reduce may not be; allgather weighs
-// Sparbit alone (the straggler allgather is a candidate only when the
-// spread is not balanced).
+// are taken as balanced: native is weighed against the candidates that need
+// no spread (reduce: the sorted binomial tree, which Open MPI's reduce may
+// not be; allreduce: PRR, a ring of pipelined slices), on equal arrivals;
+// allgather weighs Sparbit alone (the straggler allgather is a candidate
+// only when the spread is not balanced).
 // Everything here is a pure function
 // of inputs that are identical on every rank.  The model of native: when the
 // library is known (SelectInput::library), what its own rules run for the
@@ -110,6 +111,7 @@ struct Candidate {
 struct Selection {
   Algo pick = Algo::Native;
   double predicted = 0;             // the pick's predicted mean elapsed (0: not modelled)
+  double native_predicted = 0;      // native's (the cheapest model of it; 0: not modelled)
   std::string why;                  // one line: the reason for the pick
   std::vector<Candidate> table;     // every candidate considered
   double spread = 0;                // predicted arrival spread, seconds

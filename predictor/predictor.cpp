@@ -17,6 +17,7 @@ void update_corrections(CostLearner& factors, const RanDecision& ran, const Roun
     call.coll = *ran.coll;
     call.algo = ran.algo;
     call.predicted = ran.predicted;
+    call.native_predicted = ran.native_predicted;
   }
   if (nranks > 0) {
     double sum = 0;

@@ -17,6 +17,7 @@ struct RanDecision {
   double predicted = 0;   // the cost model's mean elapsed for it, seconds (0: none)
   bool judged = false;    // the call used its round: auto weighed it, or a forced schedule was built on it
   bool quiet = false;     // ... auto weighed it and ran native
+  double native_predicted = 0;  // the cost model's mean elapsed for native on it, seconds (0: none)
 };
 
 // Rounds while auto keeps running native.  A call that auto weighed and

@@ -36,11 +36,8 @@ SelectInput select_input(const CallShape& shape, int nprocs, int rank, const std
 
 // Native's predicted time minus the pick's, for the report (0 for native).
 double estimated_gain(const Selection& sel) {
-  if (is_native(sel.pick) || !(sel.predicted > 0)) return 0;
-  double native = INFINITY;
-  for (const Candidate& c : sel.table)
-    if (c.native_model) native = std::min(native, c.predicted);
-  return std::isfinite(native) ? native - sel.predicted : 0.0;
+  if (is_native(sel.pick) || !(sel.predicted > 0) || !(sel.native_predicted > 0)) return 0;
+  return sel.native_predicted - sel.predicted;
 }
 
 // Auto mode on a call it weighs: the selection (the helper's, when it has
@@ -74,6 +71,7 @@ Decision decide_auto(const DecisionInputs& in, std::shared_ptr<const Selection> 
                 seq, comm_id, out.ready ? " (decided ahead)" : "", 1e6 * in.select.noise, format_selection(*sel));
   out.by_auto = true;
   out.predicted = sel->predicted;
+  out.native_predicted = sel->native_predicted;
   out.gain = estimated_gain(*sel);
   out.pick = sel->pick;
   out.params = sel->params;

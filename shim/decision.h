@@ -46,6 +46,7 @@ struct Decision {
   bool by_auto = false;   // auto mode ran the cost model for this call
   bool ready = false;     // ... and the helper thread had the decision ready
   double predicted = 0;   // the cost model's mean elapsed for the pick
+  double native_predicted = 0;  // ... and for native (0: not modelled)
   double gain = 0;        // native's predicted mean elapsed minus the pick's (0: native picked)
 
   // What runs: the pick when it has a schedule, else the library's own.

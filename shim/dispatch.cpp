@@ -164,8 +164,12 @@ void after_call(const CallArgs& a, CommContext& ctx, const Decision& d, bool bet
   const std::uint64_t bytes = per_rank * (a.coll == Collective::Allgather ? static_cast<std::uint64_t>(ctx.size) : 1u);
   if (ctx.pred) {
     const std::uint64_t site_id = CallSiteHash()(site) ^ static_cast<std::uint64_t>(a.coll);
-    const RanDecision ran{a.coll, d.algo(), d.by_auto ? d.predicted : 0.0,
-                          d.by_auto || d.sched != nullptr, d.by_auto && is_native(d.algo())};
+    const RanDecision ran{a.coll,
+                          d.algo(),
+                          d.by_auto ? d.predicted : 0.0,
+                          d.by_auto || d.sched != nullptr,
+                          d.by_auto && is_native(d.algo()),
+                          d.by_auto ? d.native_predicted : 0.0};
     if (ctx.pred->on_exit(seq, site_id, shape, arrival, exit_time, per_rank, ran))
       HelperThread::instance().round_opened(ctx.pred, ctx.size, ctx.rank, ctx.hier ? ctx.hier->map : nullptr);
   }

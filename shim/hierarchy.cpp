@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "algorithms/executor.h"
+#include "algorithms/executor_buffers.h"
 
 namespace papshim {
 
@@ -35,17 +36,16 @@ std::unique_ptr<Hierarchy> make_hierarchy(MPI_Comm priv, int rank, int host_key)
 
 namespace {
 
-// Scratch for `count` elements of `type`, laid out as a receive buffer.
-struct Scratch {
+// Where a leader that is not the root accumulates its host's contribution:
+// `count` elements of `type`, laid out as a receive buffer (the executor's
+// layout rules, executor_buffers.h).
+struct LeaderBuffer {
   std::vector<char> bytes;
   void* at = nullptr;
-  Scratch(int count, MPI_Datatype type) {
-    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-    PMPI_Type_get_extent(type, &lb, &extent);
-    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-    const MPI_Aint n = count > 0 ? true_extent + static_cast<MPI_Aint>(count - 1) * extent : 0;
-    bytes.resize(static_cast<std::size_t>(n) + 1);
-    at = bytes.data() - true_lb;
+  LeaderBuffer(int count, MPI_Datatype type) {
+    const detail::TypeInfo ti = detail::type_info(type);
+    bytes.resize(detail::bytes_for(ti, count > 0 ? static_cast<std::size_t>(count) : 0) + 1);
+    at = bytes.data() - ti.true_lb;
   }
 };
 
@@ -59,11 +59,11 @@ int run_hierarchical(const CallArgs& a, int rank, const Hierarchy& h, const Sche
   const bool root_host_leader = leader && m.node_index == root_node;
   // This rank's contribution, and where its leader accumulates the host's.
   const void* mine = a.sendbuf == MPI_IN_PLACE ? a.recvbuf : a.sendbuf;
-  std::unique_ptr<Scratch> scratch;
+  std::unique_ptr<LeaderBuffer> scratch;
   void* acc = a.recvbuf;
   if (!allreduce && leader && rank != a.root) {
     try {
-      scratch = std::make_unique<Scratch>(a.count, a.type);
+      scratch = std::make_unique<LeaderBuffer>(a.count, a.type);
     } catch (const std::bad_alloc&) {
       return kExecNoMemory;  // before any message: the caller stops the job (dispatch.cpp says why)
     }

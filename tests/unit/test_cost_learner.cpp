@@ -50,6 +50,50 @@ TEST(CostLearner, UnmodelledCallOnlyDrifts) {
   EXPECT_EQ(f.calls(kAr, Algo::Prr), 0);
 }
 
+// The trial budget: a trial call is charged what it took beyond native's
+// prediction for it (negative when faster); every modelled, measured call
+// counts towards the time seen.  Trials are allowed while the charge is at
+// most kTrialBudget of that time.
+TEST(CostLearner, TrialBudget) {
+  CostLearner f;
+  EXPECT_TRUE(f.trial_allowed(kAr));
+  auto call = [](Algo a, double measured, double native) {
+    MeasuredCall c;
+    c.coll = kAr;
+    c.algo = a;
+    c.predicted = 1e-3;
+    c.measured = measured;
+    c.native_predicted = native;
+    return c;
+  };
+  f.learn(call(Algo::Native, 1e-3, 1e-3));
+  f.learn(call(Algo::Native, 1e-3, 1e-3));
+  EXPECT_DOUBLE_EQ(f.seen_time(kAr), 2e-3);
+  EXPECT_EQ(f.trial_excess(kAr), 0.0);
+  f.learn(call(Algo::Prr, 0.8e-3, 1e-3));  // a warm-up: teaches nothing, but is charged
+  EXPECT_NEAR(f.trial_excess(kAr), -0.2e-3, 1e-15);
+  EXPECT_TRUE(f.trial_allowed(kAr));
+  f.learn(call(Algo::Slt, 2e-3, 1e-3));  // 1 ms beyond native out of 4.8 ms seen
+  EXPECT_NEAR(f.trial_excess(kAr), 0.8e-3, 1e-15);
+  EXPECT_FALSE(f.trial_allowed(kAr));
+  EXPECT_TRUE(f.trial_allowed(kRd));  // per collective
+  // Native's calls make room: 0.8 ms is 2% of 40 ms.
+  while (f.seen_time(kAr) < 39.9e-3) f.learn(call(Algo::Native, 1e-3, 1e-3));
+  EXPECT_TRUE(f.trial_allowed(kAr));
+  // Past its trial an algorithm's calls are not charged; unmodelled calls
+  // (predicted 0) are not seen; nor is a call without a measurement.
+  const double seen = f.seen_time(kAr);
+  for (int i = 1; i < kTrialCalls; ++i) f.learn(call(Algo::Prr, 0.8e-3, 1e-3));
+  EXPECT_NEAR(f.trial_excess(kAr), 0.4e-3, 1e-15);  // the rest of its trial, 0.2 ms faster each call
+  f.learn(call(Algo::Prr, 5e-3, 1e-3));  // past its trial
+  EXPECT_NEAR(f.trial_excess(kAr), 0.4e-3, 1e-15);
+  MeasuredCall unmodelled = call(Algo::Native, 1e-3, 0);
+  unmodelled.predicted = 0;
+  f.learn(unmodelled);
+  f.learn(call(Algo::Native, kNaN, 1e-3));
+  EXPECT_NEAR(f.seen_time(kAr), seen + (kTrialCalls - 1) * 0.8e-3 + 5e-3, 1e-15);
+}
+
 // A fixed sequence of calls gives the factors the learner's first form (an
 // unordered_map<int, double> keyed coll * 64 + ..., updated by
 // predictor.cpp's update_corrections) gave for it.  That form computed its

@@ -42,13 +42,53 @@ TEST(Selector, NonFiniteArrivalMeansNoPrediction) {
       }
 }
 
-TEST(Selector, BalancedKeepsNative) {
+// A balanced allreduce has one rival to native, judged on equal arrivals:
+// PRR (a ring of pipelined slices), on trial once native has been measured
+// and while the trial budget has room, and from then on only if it measured
+// faster by the margin.
+TEST(Selector, BalancedAllreduceTriesPrrAgainstNative) {
   SelectInput in = one_late(Collective::Allreduce, 0.0);
-  const Selection s = select_algorithm(in);
-  EXPECT_EQ(s.pick, Algo::Native);
-  EXPECT_NE(s.why.find("balanced"), std::string::npos) << s.why;
+  const Selection first = select_algorithm(in);
+  EXPECT_EQ(first.pick, Algo::Native) << format_selection(first);  // native not measured yet
+  EXPECT_NE(first.why.find("balanced"), std::string::npos) << first.why;
+  for (const auto& c : first.table) EXPECT_TRUE(c.native_model || c.algo == Algo::Prr) << algo_info(c.algo).name;
   native_measured(in);
+  const Selection trial = select_algorithm(in);
+  ASSERT_EQ(trial.pick, Algo::Prr) << format_selection(trial);
+  EXPECT_NE(trial.why.find("balanced"), std::string::npos) << trial.why;
+  EXPECT_NE(trial.why.find("on trial"), std::string::npos) << trial.why;
+  ASSERT_TRUE(trial.schedule);
+  for (double t : trial.params.arrival) EXPECT_EQ(t, 0.0);
+  EXPECT_GT(trial.native_predicted, 0.0);
+  // Trials that took 1 ms beyond native's time out of 40 ms seen: over 2%,
+  // the trial waits; out of 60 ms: within it.
+  in.correction.set_trial_time(Collective::Allreduce, 1e-3, 40e-3);
+  const Selection waits = select_algorithm(in);
+  EXPECT_EQ(waits.pick, Algo::Native) << format_selection(waits);
+  EXPECT_NE(waits.why.find("trial budget"), std::string::npos) << waits.why;
+  in.correction.set_trial_time(Collective::Allreduce, 1e-3, 60e-3);
+  EXPECT_EQ(select_algorithm(in).pick, Algo::Prr);
+  in.correction.set_calls(Collective::Allreduce, Algo::Prr, kTrialCalls);
+  in.correction.set_own(Collective::Allreduce, Algo::Prr, 0.6);  // measured 0.6 times native's time
+  const Selection won = select_algorithm(in);
+  EXPECT_EQ(won.pick, Algo::Prr) << format_selection(won);
+  EXPECT_EQ(won.why.find("on trial"), std::string::npos) << won.why;
+  in.correction.set_own(Collective::Allreduce, Algo::Prr, 0.97);  // not by the margin
   EXPECT_EQ(select_algorithm(in).pick, Algo::Native);
+}
+
+// The trial budget holds for a spread too: a candidate within the margin of
+// native is not tried while the trials so far cost more than 2% of the time
+// the learner saw.
+TEST(Selector, TrialsWaitForTheBudget) {
+  SelectInput in = one_late(Collective::Reduce, 0.0);
+  native_measured(in);
+  ASSERT_EQ(select_algorithm(in).pick, Algo::SortedBinomial);
+  in.correction.set_trial_time(Collective::Reduce, 0.5e-3, 10e-3);
+  EXPECT_EQ(select_algorithm(in).pick, Algo::Native);
+  in.correction.set_trial_time(Collective::Allreduce, 0.5e-3, 10e-3);  // another collective's budget
+  in.correction.set_trial_time(Collective::Reduce, 0.0, 10e-3);
+  EXPECT_EQ(select_algorithm(in).pick, Algo::SortedBinomial);
 }
 
 // A balanced reduce has one rival to native, judged on equal arrivals: the
