@@ -76,6 +76,7 @@ const char* screen(const SelectInput& in, Selection& s, bool& balanced) {
   if (in.nprocs < 2 || in.count == 0 || in.arrival.size() != P || !finite || !std::isfinite(s.spread))
     return "no usable prediction";
   if (in.coll != Collective::Allgather && !in.commutative) return "non-commutative op";
+  if (!(in.noise >= 0)) return "no usable prediction yet: the ranks' prediction errors are not measured yet";
   const char* why = "";
   if (s.spread < 0.5 * s.message_time)
     why = "balanced: predicted spread below half a message time";

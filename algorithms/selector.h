@@ -74,7 +74,8 @@ struct SelectInput {
   long tree_segsize = 32768;   // binomial trees: bytes per segment (0: P segments)
   double margin = 0.10;
   // The scatter of the ranks' prediction errors (seconds; RoundResult::noise):
-  // a predicted spread below kNoiseSpreads of it is taken as balanced.
+  // a predicted spread below kNoiseSpreads of it is taken as balanced.  NaN
+  // (not measured yet): no spread is acted on, native runs.
   double noise = 0;
   // Measured / modelled time, from the shim's own executions: per
   // collective a common factor learned from every call times one per

@@ -126,7 +126,7 @@ void ArrivalModel::on_round(std::uint64_t seq, const RoundMessage* msgs, int nra
     scatters_[scatter_count_++ % scatters_.size()] = d;
     const auto stored = static_cast<std::ptrdiff_t>(std::min(scatter_count_, scatters_.size()));
     std::vector<double> recent(scatters_.begin(), scatters_.begin() + stored);
-    noise_ = upper_median(recent);
+    if (scatter_count_ >= kNoiseRounds) noise_ = upper_median(recent);
   }
 }
 

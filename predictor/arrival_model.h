@@ -13,7 +13,12 @@
 //
 // Noise.  Each message carries the rank's last error (its arrival minus its
 // prediction); how far those scatter around their common part, over the
-// last rounds, says which predicted spreads are noise (noise()).
+// last rounds, says which predicted spreads are noise (noise()).  Until
+// kNoiseRounds rounds have measured a scatter the noise is not known, and
+// auto acts on no spread: the first predictions of a communicator rest on
+// one or two calls of history (on the emulated cluster the start-up put
+// 90 to 230 ms between the ranks' second and third calls, a spread that
+// never came again).
 #pragma once
 
 #include <array>
@@ -27,6 +32,10 @@
 #include "predictor/round_message.h"
 
 namespace papshim {
+
+// Rounds that must have measured the ranks' error scatter before the noise
+// is known (ArrivalModel::noise).
+constexpr std::size_t kNoiseRounds = 2;
 
 // Which estimates a round takes from its anchor, the same for all ranks.
 //
@@ -95,7 +104,8 @@ class ArrivalModel {
   const std::vector<double>& arrival() const { return arrival_; }
   bool vector_valid() const;  // every arrival finite
   // RoundResult::noise: the median over the last five rounds of the error
-  // scatter (0: not known yet).
+  // scatter (NaN: not known yet, fewer than kNoiseRounds rounds measured
+  // one).
   double noise() const { return noise_; }
 
   // The entry of a call: nothing predicted (no_prediction), or the round's
@@ -110,7 +120,7 @@ class ArrivalModel {
   double last_elapsed_ = 0;
   double my_prediction_ = kNaN;
   double last_error_ = kNaN;      // arrival - my_prediction_ at the last predicted call (NaN: none yet)
-  double noise_ = 0;              // noise(), updated by every completed round
+  double noise_ = kNaN;           // noise(), updated by every completed round
   std::array<double, 5> scatters_{};  // the last rounds' error scatters, a ring
   std::size_t scatter_count_ = 0;     // how many were ever stored
   std::vector<double> arrival_;   // of the last complete round

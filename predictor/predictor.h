@@ -59,10 +59,10 @@ struct RoundResult {
   CostLearner corrections;
   // How far the ranks' prediction errors scatter around their common part
   // (the median over the last five rounds of the median absolute deviation
-  // of the ranks' last errors; 0: not known yet).  A predicted spread within a few
+  // of the ranks' last errors; NaN: not known yet, ArrivalModel::noise).  A predicted spread within a few
   // of these is noise, not a pattern; an error all ranks share moves no
   // one's arrival relative to the others and does not count.
-  double noise = 0;
+  double noise = std::numeric_limits<double>::quiet_NaN();
 };
 
 // A decision computed ahead of the call: valid for call `seq` if the call

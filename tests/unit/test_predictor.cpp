@@ -349,5 +349,24 @@ TEST(QuietRounds, ZeroKeepsARoundOnEveryCall) {
   for (int i = 0; i < 100; ++i) EXPECT_FALSE(q.skip_next(quiet)) << i;
 }
 
+// The noise is not known until kNoiseRounds rounds have measured the ranks'
+// error scatter (NaN before: auto then acts on no spread); rounds whose
+// messages carry no error do not count.
+TEST(ArrivalModelNoise, UnknownUntilTwoRoundsMeasuredIt) {
+  const double nan = NAN;
+  auto msg = [nan](double err) { return RoundMessage{1.0, 0.1, 1.0, nan, nan, nan, kPrefersUnknown, err}; };
+  ArrivalModel m(5);
+  EXPECT_TRUE(std::isnan(m.noise()));
+  std::vector<RoundMessage> none(4, msg(nan));
+  m.on_round(1, none.data(), 4);
+  EXPECT_TRUE(std::isnan(m.noise()));
+  std::vector<RoundMessage> scattered = {msg(0.0), msg(0.002), msg(-0.002), msg(0.004)};
+  m.on_round(2, scattered.data(), 4);
+  EXPECT_TRUE(std::isnan(m.noise()));
+  m.on_round(3, scattered.data(), 4);
+  EXPECT_GT(m.noise(), 0.0);
+  EXPECT_DOUBLE_EQ(m.noise(), error_scatter(scattered.data(), 4));
+}
+
 }  // namespace
 }  // namespace papshim

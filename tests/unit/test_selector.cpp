@@ -139,6 +139,21 @@ TEST(Selector, SpreadWithinThePredictionErrorKeepsNative) {
   EXPECT_NE(t.pick, Algo::Native) << format_selection(t);
 }
 
+// Before the ranks' prediction errors are measured (noise NaN) no spread is
+// acted on, for every collective.
+TEST(Selector, UnknownNoiseKeepsNative) {
+  for (Collective c : {Collective::Allreduce, Collective::Reduce, Collective::Allgather}) {
+    SelectInput in = one_late(c, 0.020, 1 << 16);
+    in.noise = NAN;
+    native_measured(in);
+    const Selection s = select_algorithm(in);
+    EXPECT_EQ(s.pick, Algo::Native) << to_string(c);
+    EXPECT_NE(s.why.find("not measured yet"), std::string::npos) << s.why;
+    in.noise = 0;
+    EXPECT_NE(select_algorithm(in).pick, Algo::Native) << to_string(c);
+  }
+}
+
 TEST(Selector, LateRankPicksClairvoyantReduce) {
   const Selection s = select_algorithm(one_late(Collective::Reduce, 0.020));
   EXPECT_EQ(s.pick, Algo::Clairvoyant) << format_selection(s);
