@@ -41,7 +41,7 @@ if(DEFINED fmt_VERSION_MAJOR)
   set(PAPSHIM_DEB_FMT ", libfmt${fmt_VERSION_MAJOR}")
 endif()
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-  "libc6, libgcc-s1, libstdc++6, ${PAPSHIM_DEB_MPI}, ${PAPSHIM_DEB_SPDLOG}${PAPSHIM_DEB_FMT}, libunwind8")
+  "libc6, libgcc-s1, libstdc++6, ${PAPSHIM_DEB_MPI}, ${PAPSHIM_DEB_SPDLOG}${PAPSHIM_DEB_FMT}, libunwind8, libdw1, libelf1")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "${PAPSHIM_DEB_LAUNCHER}")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "slurm-client")
 include(CPack)

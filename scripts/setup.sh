@@ -2,8 +2,8 @@
 # Installs what papshim needs to build, test and benchmark, with apt, only
 # when something is missing (quick when everything is present).
 set -euo pipefail
-packages=(g++ gfortran cmake make pkg-config binutils iproute2 python3 python3-matplotlib
-          libopenmpi-dev openmpi-bin libmpich-dev mpich libunwind-dev libspdlog-dev libboost-dev
+packages=(g++ gfortran cmake make pkg-config binutils iproute2 strace python3 python3-matplotlib
+          libopenmpi-dev openmpi-bin libmpich-dev mpich libunwind-dev libdw-dev libspdlog-dev libboost-dev
           libgtest-dev libbenchmark-dev slurmctld slurmd slurm-client libsimgrid-dev
           python3-torch python3-mpi4py python3-numpy dataset-fashion-mnist)
 missing=()

@@ -47,11 +47,14 @@ CallSite capture_callsite(void* ret, int depth);
 // Portable key: "module+0xoffset" per frame, joined by ';'.
 std::string callsite_key(const CallSite& c);
 
-// Human form of one key, resolved on the reporting rank:
-// "function+0xoff (module)" and "file:line" when debug info is present.
+// Human form of one key, resolved on the reporting rank inside the process
+// (symbol tables and DWARF read from the modules' files; no other program
+// runs): "function+0xoff (module)" per frame, and the first frame's
+// "file:line" when debug info is present.  Each module is read once and
+// each frame resolved once.
 struct ResolvedSite {
-  std::string function;  // "main+0x4f (demo)" or "?? (module)"
-  std::string file_line; // "demo.c:42" or ""
+  std::string function;  // "main+0x4f (demo)", "main (demo)" from DWARF alone, or "demo+0x1234"
+  std::string file_line; // "/src/demo.c:42", "demo.c:?" from the symbol table alone, or ""
 };
 ResolvedSite resolve_callsite_key(const std::string& key);
 

@@ -14,8 +14,9 @@
 // Each template is instantiated for one type only and every site function is
 // kept out of line, so each site is exactly one call instruction. Each call
 // is followed, on the same line, by a note of __LINE__, so the printed line
-// is the line of the call. Rank 0 prints one "EXPECT" line per site and
-// finally "OK"; any wrong value stops the job with MPI_Abort(..., 1).
+// is the line of the call. Rank 0 prints one "EXPECT" line per site (with
+// the function the report must name there) and finally "OK"; any wrong
+// value stops the job with MPI_Abort(..., 1).
 
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
@@ -48,7 +49,7 @@ class SiteLog {
     int totals[3] = {0, 0, 0};
     const char* names[3] = {"MPI_Allreduce", "MPI_Reduce", "MPI_Allgather"};
     for (const Entry& e : entries_) {
-      std::printf("EXPECT site=%s file=%s line=%d collective=%s calls=%d\n", e.site.c_str(), file, e.line, e.collective.c_str(), e.calls);
+      std::printf("EXPECT site=%s function=%s file=%s line=%d collective=%s calls=%d\n", e.site.c_str(), e.site.c_str(), file, e.line, e.collective.c_str(), e.calls);
       for (int k = 0; k < 3; ++k) {
         if (e.collective == names[k]) totals[k] += e.calls;
       }

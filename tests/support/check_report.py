@@ -3,17 +3,24 @@
 against what the program says it did.
 
     check_report.py --report PREFIX [--max-spread-us X] [--min-clock-offset-us Y]
-                    [--min-spread-calls N] [--expect-fallback TEXT] [--late-rank R] -- command...
+                    [--min-spread-calls N] [--expect-fallback TEXT] [--late-rank R]
+                    [--no-children TRACE] -- command...
 
 The program prints lines such as
     EXPECT site=name file=prog.f90 line=87 collective=MPI_Allreduce calls=10
     EXPECT total collective=MPI_Allreduce calls=15
 (per rank counts).  Every site must appear in the report at file:line with
 exactly that many calls on every rank (and, with communicators=K, K
-communicators); every total must equal, on every rank, the sum over the
-report's sites of that collective.  --min-spread-calls: every site of a
-communicator of two or more ranks has at least N calls whose arrival spread
-was measured (every rank's arrival found).  --expect-fallback: some site
+communicators; with function=NAME, the report's row names that function);
+every total must equal, on every rank, the sum over the report's sites of
+that collective.  --no-children: each rank ran under
+`strace -ff -e trace=execve,fork,vfork,clone,clone3 -o TRACE` (a file
+TRACE.<pid> per thread); no rank may have started another process (fork,
+vfork, clone without CLONE_THREAD, or an execve beside the program's own);
+exit 77 (skipped) when strace cannot trace here.  --min-spread-calls:
+every site of a communicator of two or more ranks has at least N calls
+whose arrival spread was measured (every rank's arrival found).
+--expect-fallback: some site
 ran native for a reason containing TEXT.  --late-rank: at the site of the largest
 mean arrival spread (where the program makes rank R late), rank R has the
 largest mean lateness and arrived last most often, the report's worst rank
@@ -22,8 +29,11 @@ ranks there.
 Without --late-rank the program may print no EXPECT lines.
 """
 import argparse
+import glob
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -41,6 +51,32 @@ def run_program(command):
     run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     print(run.stdout)
     return run
+
+
+def strace_missing():
+    """Why strace cannot trace a program here, or None."""
+    if shutil.which("strace") is None:
+        return "strace not found"
+    probe = subprocess.run(["strace", "-f", "-o", os.devnull, "true"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+    return None if probe.returncode == 0 else "strace cannot trace here: " + probe.stderr.strip()
+
+
+def check_no_children(trace, ranks):
+    """Fails when the traces under the prefix `trace` show a process the ranks started."""
+    files = sorted(glob.glob(trace + ".*"))
+    execs = []
+    for path in files:
+        with open(path) as f:
+            for line in f:
+                spawn = re.search(r"\b(v?fork|clone3?)\(", line)
+                if spawn and "CLONE_THREAD" not in line:
+                    fail("%s: a rank started another process: %s" % (path, line.strip()))
+                if re.search(r"\bexecve\(", line):
+                    execs.append(line.strip())
+    if len(execs) != ranks:
+        fail("%d execve calls under %s for %d ranks: %s" % (len(execs), trace, ranks, execs))
+    print("check_report: no rank started another process (%d traces)" % len(files))
 
 
 def check_late_rank(prefix, rep, late):
@@ -77,8 +113,16 @@ def main():
     ap.add_argument("--min-spread-calls", type=int)
     ap.add_argument("--expect-fallback", help="some site ran native for a reason containing this text")
     ap.add_argument("--late-rank", type=int, help="this rank must be the latest where the spread is largest")
+    ap.add_argument("--no-children", metavar="TRACE", help="strace -ff output prefix of every rank")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
+    if a.no_children is not None:
+        missing = strace_missing()
+        if missing:
+            print("skipped: " + missing)
+            sys.exit(77)
+        for stale in glob.glob(a.no_children + ".*"):
+            os.remove(stale)
     run = run_program(a.command)
     if run.returncode != 0:
         fail("the program exited with %d" % run.returncode)
@@ -102,6 +146,9 @@ def main():
                      [(s["op"], s["file_line"], s["calls_per_rank"]) for s in sites]))
             if found[0]["calls_per_rank"] != [want] * ranks:
                 fail("%s at %s: calls per rank %s, expected %d" % (op, where, found[0]["calls_per_rank"], want))
+            if "function" in e and e["function"] not in found[0]["location"]:
+                fail("%s at %s: the report names %s, not the function %s" % (op, where, found[0]["location"],
+                                                                             e["function"]))
             if "communicators" in e and found[0]["communicators"] != int(e["communicators"]):
                 fail("%s at %s: %d communicators, expected %s" % (op, where, found[0]["communicators"],
                                                                   e["communicators"]))
@@ -127,6 +174,8 @@ def main():
             fail("no site ran native because of '%s' (reasons: %s)" % (a.expect_fallback, reasons))
     if a.late_rank is not None:
         check_late_rank(a.report, rep, a.late_rank)
+    if a.no_children is not None:
+        check_no_children(a.no_children, ranks)
     if a.min_clock_offset_us is not None:
         with open(a.report + ".txt") as f:
             m = re.search(r"largest offset to rank 0 ([0-9.]+) us", f.read())

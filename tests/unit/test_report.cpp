@@ -20,6 +20,15 @@ namespace {
 
 ResolvedSite fake_resolve(const std::string& key) { return {"fn_of(" + key + ")", "app.c:42"}; }
 
+// A call on a known line of this file (built with -g): known_caller()
+// returns the return address of its call to return_address().
+[[gnu::noinline]] void* return_address() { return __builtin_return_address(0); }
+int known_line = 0;
+[[gnu::noinline]] void* known_caller() {
+  void* ret = return_address(); known_line = __LINE__;
+  return ret;
+}
+
 // One site of a rank's message.
 RankSite site(const std::string& op, int size, const std::string& key, std::uint64_t calls, std::uint64_t bytes,
               double sum, double max, std::map<std::string, std::uint64_t> algos,
@@ -239,6 +248,27 @@ TEST(CallSite, ResolvesFunctionNameOfThisTest) {
   const ResolvedSite r = resolve_callsite_key(callsite_key(c));
   EXPECT_NE(r.function.find("fake_resolve"), std::string::npos) << r.function;
   EXPECT_NE(r.function.find("+0x"), std::string::npos) << r.function;
+}
+
+TEST(CallSite, ResolvesFileAndLineOfACallInThisTest) {
+  // Read from this binary's own symbol table and DWARF, no other program run.
+  const ResolvedSite r = resolve_callsite_key(callsite_key(capture_callsite(known_caller(), 1)));
+  EXPECT_NE(r.function.find("known_caller()+0x"), std::string::npos) << r.function;
+  EXPECT_NE(r.function.find(" (papshim_unit_tests)"), std::string::npos) << r.function;
+  const std::string where = "/test_report.cpp:" + std::to_string(known_line);
+  ASSERT_GE(r.file_line.size(), where.size()) << r.file_line;
+  EXPECT_EQ(r.file_line.compare(r.file_line.size() - where.size(), where.size(), where), 0) << r.file_line;
+  // The same key again: the same answer (from the cache).
+  const ResolvedSite again = resolve_callsite_key(callsite_key(capture_callsite(known_caller(), 1)));
+  EXPECT_EQ(again.function, r.function);
+  EXPECT_EQ(again.file_line, r.file_line);
+}
+
+TEST(CallSite, UnreadableModuleKeepsItsKey) {
+  // A module that cannot be read: its name and offset, no file:line.
+  const ResolvedSite r = resolve_callsite_key("/nonexistent/libgone.so+0x1234;/nonexistent/app+0x56");
+  EXPECT_EQ(r.function, "libgone.so+0x1234 < app+0x56");
+  EXPECT_EQ(r.file_line, "");
 }
 
 }  // namespace
