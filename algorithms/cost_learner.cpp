@@ -46,14 +46,13 @@ void CostLearner::set_calls(Collective c, Algo a, std::int64_t n) {
     of(c).algo[static_cast<std::size_t>(a)].calls = n;
 }
 
-void CostLearner::drift(const AlgoCosts* kept) {
-  constexpr double kDrift = 0.98;  // per round, unused own factors move towards 1
-  for (CollectiveCosts& cc : colls_)
-    for (std::size_t a = 1; a < cc.algo.size(); ++a) {  // from 1: native has no own factor
-      double& f = cc.algo[a].own;
-      // pow(1, y) is exactly 1: a factor never taught stays 1 without the call.
-      if (&cc.algo[a] != kept && f != 1.0) f = factor_pow(f, kDrift);
-    }
+void CostLearner::expire_verdicts(CollectiveCosts& cc) {
+  for (std::size_t a = 1; a < cc.algo.size(); ++a) {  // from 1: native has no own factor
+    AlgoCosts& ac = cc.algo[a];
+    if (!(ac.regime_at > 0)) continue;
+    const double shift = cc.regime / ac.regime_at;
+    if (shift > kRegimeShift || shift * kRegimeShift < 1.0) ac = AlgoCosts{};
+  }
 }
 
 void CostLearner::learn(const MeasuredCall& call) {
@@ -65,10 +64,8 @@ void CostLearner::learn(const MeasuredCall& call) {
   // count against it while it is then never tried again.  No factor learns
   // from such a call.
   constexpr double kMispredicted = 0.1;  // of the predicted time
-  if (!known(call.coll, call.algo)) {
-    drift(nullptr);
-    return;
-  }
+  constexpr double kRegimeStep = 0.1;  // share of native's (log) ratio the regime factor takes per call
+  if (!known(call.coll, call.algo)) return;
   CollectiveCosts& cc = of(call.coll);
   const bool native = is_native(call.algo);
   AlgoCosts* mine = native ? nullptr : &cc.algo[static_cast<std::size_t>(call.algo)];
@@ -79,7 +76,6 @@ void CostLearner::learn(const MeasuredCall& call) {
   // than its next ones, enough to fail every trial.  It teaches nothing.
   const double runs_before = mine ? static_cast<double>(mine->calls) : 0.0;
   const bool warm = native || runs_before >= 1;
-  const AlgoCosts* updated = nullptr;
   const double measured = call.measured;
   if (call.predicted > 0 && informative && warm && measured > 0 && std::isfinite(measured)) {
     // Most of what a model misses is the machine's (contention, the
@@ -102,9 +98,12 @@ void CostLearner::learn(const MeasuredCall& call) {
         native || !native_taught ? clamp_factor(common * factor_pow(ratio, common_step)) : common;
     cc.common = new_common;
     if (native) {
+      // Native's first call sets the regime factor, later ones move it slowly.
+      const double regime_step = native_before == 0 ? 1.0 : kRegimeStep;
+      cc.regime = clamp_factor(factor_pow(cc.regime, 1 - regime_step) * factor_pow(ratio * common, regime_step));
       cc.native_calls += 1;
+      expire_verdicts(cc);
     } else {
-      updated = mine;
       // On trial (selector.cpp correction_for) its prediction carried
       // the common factor alone; the mean over its calls after the first.
       const bool trial = runs_before < kTrialCalls;
@@ -112,6 +111,7 @@ void CostLearner::learn(const MeasuredCall& call) {
       const double own_target = clamp_factor(carried * ratio / new_common);
       const double step = trial ? 1.0 / runs_before : kOwnStep;
       mine->own = clamp_factor(factor_pow(own, 1 - step) * factor_pow(own_target, step));
+      mine->regime_at = cc.regime;
     }
   }
   // Every call counts towards a trial, taught or not: what bounds the calls
@@ -124,7 +124,6 @@ void CostLearner::learn(const MeasuredCall& call) {
       cc.trial_excess += measured - call.native_predicted;
   }
   if (mine && call.predicted > 0) mine->calls += 1;
-  drift(updated);
 }
 
 std::uint64_t CostLearner::fingerprint() const { return fnv1a(kFnvOffset, colls_.data(), sizeof colls_); }

@@ -11,7 +11,16 @@
 // (one prediction round's messages), so every rank holds the same factors.
 // Call counts: how many calls an algorithm ran (its trial, kTrialCalls),
 // and for native how many taught the common factor.  Factors start at 1,
-// counts at 0; own factors that did not learn drift back towards 1.
+// counts at 0.
+//
+// A verdict holds until the regime changes.  An algorithm's own factor stays
+// what its calls taught it: one that measured slower than native is not
+// tried again on a whim.  But it was measured against native's time then:
+// when native's time, in the collective's regime factor (a slow average of
+// what native's calls teach the common factor), has moved by more than
+// kRegimeShift either way since the algorithm last learned, every own
+// factor of the collective taught before goes back to 1 and its algorithm
+// back on trial (within the trial budget, kTrialBudget).
 #pragma once
 
 #include <array>
@@ -26,6 +35,10 @@ namespace papshim {
 // Until a candidate has run this many calls it is on trial: predicted with
 // the common factor alone (selector.h).
 constexpr int kTrialCalls = 3;
+
+// How far native's time (the regime factor) must move, as a ratio either
+// way, before the verdicts learned against it expire.
+constexpr double kRegimeShift = 1.25;
 
 // What trials may cost: a trial call runs only while the time trial calls
 // took beyond native's, summed over the communicator's calls of the
@@ -93,34 +106,40 @@ class CostLearner {
   // own one of the arrival-aware algorithm that ran; not when its arrivals
   // strayed from the prediction by more than a tenth of its predicted time
   // (call.reach).  Counts the call towards the algorithm's trial either
-  // way, and its time towards the trial budget; every own factor (of any
-  // collective) that did not learn drifts towards 1.  The same on every
-  // rank, from the same call.
+  // way, and its time towards the trial budget.  A native call that moves
+  // the regime factor past kRegimeShift from where an algorithm last
+  // learned puts that algorithm back on trial.  The same on every rank,
+  // from the same call.
   void learn(const MeasuredCall& call);
 
   // A hash of every factor and count (PAPSHIM_CHECK compares it across
   // ranks): equal learners give equal fingerprints.
   std::uint64_t fingerprint() const;
+  // The collective's regime factor: a slow average of native's ratio of
+  // measured to modelled time (1 until native has run).
+  double regime(Collective c) const { return of(c).regime; }
 
  private:
   struct AlgoCosts {
     double own = 1.0;
     std::int64_t calls = 0;
+    double regime_at = 0;  // the regime factor when `own` last learned (0: never)
   };
   struct CollectiveCosts {
     double common = 1.0;
     std::int64_t native_calls = 0;           // native's calls that taught `common`
+    double regime = 1.0;                     // regime(): native's ratio, slowly
     double trial_excess = 0;                 // trial calls' measured minus native's predicted, seconds
     double seen = 0;                         // every measured call's time, seconds
     std::array<AlgoCosts, kMaxAlgos> algo{};  // by Algo value; native's slot unused
   };
-  static_assert(sizeof(CollectiveCosts) == (4 + 2 * kMaxAlgos) * 8, "no padding: fingerprint() hashes the bytes");
+  static_assert(sizeof(CollectiveCosts) == (5 + 3 * kMaxAlgos) * 8, "no padding: fingerprint() hashes the bytes");
   static constexpr int kCollectives = 3;
   static bool known(Collective c, Algo a);
   CollectiveCosts& of(Collective c) { return colls_[static_cast<std::size_t>(c)]; }
   const CollectiveCosts& of(Collective c) const { return colls_[static_cast<std::size_t>(c)]; }
-  // Every own factor but `kept`'s (null: all) moves towards 1.
-  void drift(const AlgoCosts* kept);
+  // The verdicts of `cc` learned in another regime expire (the class comment).
+  static void expire_verdicts(CollectiveCosts& cc);
 
   std::array<CollectiveCosts, kCollectives> colls_{};
 };

@@ -13,7 +13,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 void update_corrections(CostLearner& factors, const RanDecision& ran, const RoundMessage* msgs, int nranks) {
   MeasuredCall call;
-  if (ran.coll) {  // else nothing ran that was modelled: only the drift
+  if (ran.coll) {  // else nothing ran that was modelled: nothing learns
     call.coll = *ran.coll;
     call.algo = ran.algo;
     call.predicted = ran.predicted;
@@ -53,6 +53,12 @@ void Predictor::round_complete() {
                 1e6 * sum / size_, 1e6 * ran_.predicted);
   }
   update_corrections(corrections_, ran_, msgs, size_);
+}
+
+std::uint64_t Predictor::state_fingerprint() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::uint64_t h = fnv1a_word(policy_.fingerprint(), channel_.seq());
+  return fnv1a_word(h, corrections_.fingerprint());
 }
 
 RoundResult Predictor::result() const {

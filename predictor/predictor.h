@@ -22,7 +22,7 @@
 // cost model predicted for the algorithm that ran, it updates the
 // collective's common factor (from native's calls) or the algorithm's own
 // (update_corrections), which auto mode multiplies into its predictions.
-// Unused algorithms' factors drift back towards 1.
+// A verdict holds until native's time changes (kRegimeShift).
 //
 // Threads.  With the helper thread (predictor/helper_thread.h) the round is
 // advanced and completed by poll() as soon as the data is in (it may post
@@ -101,6 +101,11 @@ class Predictor {
                std::uint64_t bytes_per_rank, const RanDecision& ran);
   // papshim_edge(fraction) at time `t`.
   void on_edge(double t, double fraction);
+  // A hash of the state that decides this rank's next rounds and what they
+  // teach: the round policy (which calls get a round, the quiet rounds),
+  // the round's call and the learned factors (PAPSHIM_CHECK compares it
+  // across ranks at every call it checks).
+  std::uint64_t state_fingerprint() const;
 
   // Helper thread: completes the open round if its data is in.  Returns true
   // once per round, with the vector, the round's call and its expected shape.

@@ -7,12 +7,13 @@
 #include <optional>
 
 #include "algorithms/catalog.h"
+#include "common/hash.h"
 
 namespace papshim {
 
 // What ran in a call, for the measured-cost feedback and the round policy.
 struct RanDecision {
-  std::optional<Collective> coll;  // none: no call ran before the round (the factors only drift)
+  std::optional<Collective> coll;  // none: no call ran before the round (nothing learns)
   Algo algo{};            // what ran (the library's own until a call ran)
   double predicted = 0;   // the cost model's mean elapsed for it, seconds (0: none)
   bool judged = false;    // the call used its round: auto weighed it, or a forced schedule was built on it
@@ -52,6 +53,12 @@ class QuietRounds {
     return true;
   }
   int streak() const { return streak_; }
+  // Folds the state into `h` (PAPSHIM_CHECK: the same on every rank).
+  std::uint64_t fingerprint(std::uint64_t h) const {
+    h = fnv1a_word(h, static_cast<std::uint64_t>(streak_));
+    h = fnv1a_word(h, static_cast<std::uint64_t>(left_));
+    return fnv1a_word(h, at_cap_);
+  }
 
  private:
   long max_skip_;
@@ -77,6 +84,12 @@ class RoundPolicy {
   // This process's rounds left out while auto kept running native, over all
   // its communicators (the report).
   static std::uint64_t skipped();
+  // A hash of which rounds come next (PAPSHIM_CHECK compares it across
+  // ranks: ranks that disagree would open different rounds and wait for
+  // each other's messages).
+  std::uint64_t fingerprint() const {
+    return quiet_.fingerprint(fnv1a_word(fnv1a_word(kFnvOffset, min_bytes_), static_cast<std::uint64_t>(rounds_left_)));
+  }
 
  private:
   std::uint64_t min_bytes_;

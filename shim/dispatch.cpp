@@ -56,7 +56,7 @@ namespace {
 
 // PAPSHIM_CHECK: every rank must hold the same decision inputs.
 bool inputs_agree(const CommContext& ctx, const DecisionInputs& in) {
-  const std::uint64_t h = inputs_hash(in);
+  const std::uint64_t h = fnv1a_word(inputs_hash(in), ctx.pred ? ctx.pred->state_fingerprint() : 0);
   const std::vector<bool> same = agree_across(ctx.priv, &h, 1);
   return !same.empty() && same[0];
 }
@@ -242,7 +242,8 @@ void dispatch_call(const CallArgs& a, std::optional<int>& rc) {
     if (runtime().cfg.check && ctx->has_private() && !inputs_agree(*ctx, in)) {
       user_error(std::string("PAPSHIM_CHECK: the decision inputs of ") + to_string(a.coll) + " call #" +
                  std::to_string(seq) + " differ between ranks (count, type size, root, setting, screen, arrival "
-                 "vector, learned costs or costs); the ranks would run different schedules. Aborting.");
+                 "vector, learned costs, costs, or the prediction rounds' state: which calls get a round); the "
+                 "ranks would run different schedules or rounds. Aborting.");
       PMPI_Abort(a.comm, 3);
     }
     std::shared_ptr<const Selection> ahead;
