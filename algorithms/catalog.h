@@ -67,6 +67,10 @@ struct AlgoInfo {
   AutoRole role;
   int auto_max_procs;        // auto weighs it only up to this many ranks (0: any)
   bool needs_spread;         // auto weighs it only on arrivals that are not balanced
+  // Auto weighs it only when the job runs on one host (SelectInput::network
+  // false): it sends P-1 flows into a rank at once, which a switched
+  // network's port queues drop (incast).
+  bool one_host_only;
 };
 
 const AlgoInfo& algo_info(Algo a);

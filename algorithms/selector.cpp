@@ -23,7 +23,7 @@ double whole_bytes(const SelectInput& in) {
 std::vector<const AlgoInfo*> weighed(const SelectInput& in, AutoRole role, bool balanced) {
   std::vector<const AlgoInfo*> out;
   for (const AlgoInfo* a : algorithms_for(in.coll)) {
-    if (a->role != role || (balanced && a->needs_spread)) continue;
+    if (a->role != role || (balanced && a->needs_spread) || (in.network && a->one_host_only)) continue;
     if (a->auto_max_procs > 0 && in.nprocs > a->auto_max_procs) continue;
     if (a->size_check != nullptr && a->size_check(in.nprocs) != nullptr) continue;
     out.push_back(a);
@@ -59,6 +59,10 @@ ScheduleParams schedule_params_for(Algo a, const SelectInput& in) {
 
 namespace {
 
+// The reason while the ranks' prediction errors are not known: native runs,
+// modelled, so that its calls teach the common factor.
+constexpr const char* kNoiseUnknown = "no usable prediction yet: the ranks' prediction errors are not measured yet";
+
 // Inputs no candidate can improve on: the reason, or "" to go on.  Sets
 // `balanced` when the arrivals are balanced; for reductions that is then the
 // reason (no other applies).  Allgather goes on either way: Sparbit does not
@@ -76,7 +80,7 @@ const char* screen(const SelectInput& in, Selection& s, bool& balanced) {
   if (in.nprocs < 2 || in.count == 0 || in.arrival.size() != P || !finite || !std::isfinite(s.spread))
     return "no usable prediction";
   if (in.coll != Collective::Allgather && !in.commutative) return "non-commutative op";
-  if (!(in.noise >= 0)) return "no usable prediction yet: the ranks' prediction errors are not measured yet";
+  if (!(in.noise >= 0)) return kNoiseUnknown;
   const char* why = "";
   if (s.spread < 0.5 * s.message_time)
     why = "balanced: predicted spread below half a message time";
@@ -245,6 +249,11 @@ Selection select_algorithm(const SelectInput& in) {
   bool balanced = false;
   s.why = screen(in, s, balanced);
   if (s.why.empty()) return choose(in, std::move(s), weighed(in, AutoRole::Candidate, balanced));
+  if (s.why == kNoiseUnknown) {  // native only, but modelled: its calls teach the common factor
+    s = choose(in, std::move(s), {});
+    s.why = kNoiseUnknown;
+    return s;
+  }
   // A balanced reduction still has rivals to native: the candidates that do
   // not need a spread (the sorted binomial tree, on equal arrivals the tree
   // native's model is, which Open MPI's reduce may well not run; PRR, on
@@ -293,6 +302,7 @@ SelectInput make_select_input(const SelectPolicy& policy, const CallShape& shape
   in.cost = policy.cost;
   in.commutative = shape.commutative;
   in.library = policy.library;
+  in.network = policy.network;
   in.clv_segments = policy.clv_segments;
   in.tree_segsize = policy.tree_segsize;
   in.correction = learned;

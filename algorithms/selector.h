@@ -91,6 +91,9 @@ struct SelectInput {
   // true: predict every candidate by simulating its whole schedule (the
   // oracle; tests), instead of the closed forms.  O(P^2) and more.
   bool simulate = false;
+  // The job spans several hosts, so messages cross a network: rows that
+  // incast there (AlgoInfo::one_host_only) are not weighed.
+  bool network = false;
 };
 
 // Independent errors of this median absolute deviation put the range of P
@@ -142,6 +145,7 @@ struct SelectPolicy {
   long tree_segsize = 0;            // binomial trees' segment bytes, resolved (0: P segments)
   bool reproducible = false;        // PAPSHIM_REPRODUCIBLE
   MpiLibrary library = MpiLibrary::Unknown;  // the MPI library, from MPI_Get_library_version
+  bool network = false;             // the job spans several hosts (SelectInput::network)
   // Whether auto mode weighs a call of `bytes` per rank (allgather: per
   // block) on collective `c`: the one place of PAPSHIM_MIN_BYTES.
   bool weighs(Collective c, long long bytes) const {

@@ -112,6 +112,7 @@ void configure_decisions() {
   constexpr long kNetworkTreeSegment = 32768;  // below the eager limit of Open MPI's TCP (64 KiB)
   p.tree_segsize = rt.cfg.tree_segsize >= 0 ? rt.cfg.tree_segsize : rt.multi_node ? kNetworkTreeSegment : 0;
   p.reproducible = rt.cfg.reproducible;
+  p.network = rt.multi_node;
   // The same library on every rank: ranks of one job cannot run different ones.
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
   int len = 0;
@@ -229,6 +230,7 @@ std::uint64_t inputs_hash(const DecisionInputs& in) {
   word(s.correction.fingerprint());  // the learned factors and counts
   word(s.reproducible);
   word(s.simulate);
+  word(s.network);
   return h;
 }
 

@@ -149,9 +149,28 @@ TEST(Selector, UnknownNoiseKeepsNative) {
     const Selection s = select_algorithm(in);
     EXPECT_EQ(s.pick, Algo::Native) << to_string(c);
     EXPECT_NE(s.why.find("not measured yet"), std::string::npos) << s.why;
+    EXPECT_GT(s.predicted, 0.0) << "native is modelled, so that its calls teach";
+    EXPECT_EQ(s.predicted, s.native_predicted);
     in.noise = 0;
     EXPECT_NE(select_algorithm(in).pick, Algo::Native) << to_string(c);
   }
+}
+
+// On a job that spans several hosts the straggler allreduce, whose P-1
+// flows into every rank incast on a switched network, is not weighed.
+TEST(Selector, NoIncastingRowOnANetwork) {
+  SelectInput in = one_late(Collective::Allreduce, 0.050);
+  in.cost = {50e-6, 8e-9, 0.3e-9};
+  auto weighs_straggler = [](const Selection& s) {
+    for (const Candidate& c : s.table)
+      if (c.algo == Algo::Straggler) return true;
+    return false;
+  };
+  EXPECT_TRUE(weighs_straggler(select_algorithm(in)));
+  in.network = true;
+  const Selection s = select_algorithm(in);
+  EXPECT_FALSE(weighs_straggler(s)) << format_selection(s);
+  EXPECT_NE(s.pick, Algo::Native) << format_selection(s);  // PRR or SLT instead
 }
 
 TEST(Selector, LateRankPicksClairvoyantReduce) {
