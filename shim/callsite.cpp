@@ -61,12 +61,6 @@ CallSite capture_callsite(void* ret, int depth) {
 
 namespace {
 
-std::string plus_hex(std::uintptr_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "+0x%zx", v);
-  return buf;
-}
-
 // ET_EXEC modules (non-PIE executables) are keyed by absolute address;
 // shared objects and PIE executables by offset from their base.
 bool is_fixed_address_module(const char* path) {
@@ -92,6 +86,12 @@ std::string frame_key(void* pc) {
 }
 
 }  // namespace
+
+std::string plus_hex(std::uintptr_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "+0x%zx", v);
+  return buf;
+}
 
 std::string callsite_key(const CallSite& c) {
   std::string key;

@@ -58,6 +58,9 @@ struct ResolvedSite {
 };
 ResolvedSite resolve_callsite_key(const std::string& key);
 
+// "+0x<v in hex>": the offset part of a frame key, and of a resolved name.
+std::string plus_hex(std::uintptr_t v);
+
 // Splits one "module+0xoffset" frame key; false when malformed.
 bool parse_frame_key(const std::string& frame, std::string& module, std::uintptr_t& offset);
 

@@ -30,12 +30,6 @@ namespace papshim {
 
 namespace {
 
-std::string plus_hex(std::uintptr_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "+0x%zx", v);
-  return buf;
-}
-
 std::string basename_of(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
